@@ -1,0 +1,5 @@
+/**
+ * How the test kit's fixtures are started: in-process Kafka and RocketMQ brokers, a running or
+ * embedded Redis, a running PostgreSQL, or all of them from Testcontainers. Not public API.
+ */
+package dev.idem.testkit.internal;
