@@ -1,0 +1,128 @@
+package dev.idem.core;
+
+import dev.idem.core.internal.LeaseRenewer;
+import dev.idem.core.internal.Pipeline;
+import dev.idem.core.internal.Prepared;
+import dev.idem.core.spi.Claim;
+import dev.idem.core.spi.ClaimStore;
+import dev.idem.core.spi.ClaimStoreException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Messages claimed together in one round trip, processed one by one, and completed together in
+ * one more round trip on {@link #close()}. Their leases are renewed until then. Acknowledge the
+ * broker only after {@code close()}: until then a success is not yet recorded in the claim store
+ * (the business check still guards it). Not thread-safe: one thread processes a batch.
+ *
+ * @param <T> payload type
+ */
+public final class Batch<T> implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Batch.class);
+
+    private final Pipeline<T> pipeline;
+    private final ClaimStore store;
+    private final LeaseRenewer renewer;
+    private final String owner;
+    private final boolean firm;
+    private final List<Prepared<T>> items;
+    private final Map<IdempotencyKey, Claim> claims;
+    private final ClaimStoreException claimFailure;
+    private final LeaseRenewer.Held held;
+    private final Map<IdempotencyKey, Outcome> settled = new HashMap<>();
+    private final Set<IdempotencyKey> toComplete = new LinkedHashSet<>();
+    private final Set<IdempotencyKey> started = new HashSet<>();
+    private boolean closed;
+
+    Batch(Pipeline<T> pipeline, ClaimStore store, LeaseRenewer renewer, String owner, boolean firm,
+          List<Prepared<T>> items, Map<IdempotencyKey, Claim> claims, ClaimStoreException claimFailure) {
+        this.pipeline = pipeline;
+        this.store = store;
+        this.renewer = renewer;
+        this.owner = owner;
+        this.firm = firm;
+        this.items = items;
+        this.claims = claims;
+        this.claimFailure = claimFailure;
+        this.held = renewer.hold(owner, claims.entrySet().stream()
+                .filter(e -> e.getValue() instanceof Claim.Claimed).map(Map.Entry::getKey).toList());
+    }
+
+    /** How many messages the batch holds. */
+    public int size() {
+        return items.size();
+    }
+
+    /**
+     * Processes message {@code index}. A key seen earlier in the same batch is not run again: it is
+     * a duplicate of an earlier success, or waits for the redelivery of an earlier failure.
+     *
+     * @throws IllegalStateException if the batch is closed
+     */
+    public Outcome process(int index) {
+        if (closed) {
+            throw new IllegalStateException("batch is closed");
+        }
+        Prepared<T> item = items.get(index);
+        IdempotencyKey key = item.key();
+        if (claimFailure != null) {
+            return pipeline.unavailable(item, claimFailure);
+        }
+        Outcome earlier = settled.get(key);
+        if (earlier != null) {
+            return earlier.disposition().acknowledges()
+                    ? new Outcome.Duplicate(key, "same key earlier in this batch")
+                    : new Outcome.Busy(key, earlier.disposition().delay());
+        }
+        // Marked before running: if an Error escapes the handler, close() must not release the key as
+        // never started; its lease expires as after a crash, and the next run is counted.
+        started.add(key);
+        Outcome outcome = pipeline.run(item, claims.get(key), owner, firm, held::lost, toComplete::add);
+        settled.put(key, outcome);
+        held.drop(key);
+        return outcome;
+    }
+
+    /**
+     * Marks the successes done in one round trip and releases the claims of messages not processed.
+     * A store failure here is logged, not thrown: the effects are applied and the business check
+     * guards them.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        renewer.forget(owner);
+        List<IdempotencyKey> unprocessed = new ArrayList<>();
+        claims.forEach((key, claim) -> {
+            if (claim instanceof Claim.Claimed && !started.contains(key)) {
+                unprocessed.add(key);
+            }
+        });
+        try {
+            if (!toComplete.isEmpty()) {
+                Set<IdempotencyKey> refused = store.complete(toComplete, owner);
+                if (!refused.isEmpty()) {
+                    LOG.warn("{} completion(s) refused because their claims passed to another owner, e.g. {}",
+                            refused.size(), refused.iterator().next());
+                }
+            }
+            if (!unprocessed.isEmpty()) {
+                store.release(unprocessed, owner);
+            }
+        } catch (ClaimStoreException e) {
+            LOG.warn("could not record {} completion(s) and {} release(s); leases will expire and the business "
+                    + "check will recognise the effects", toComplete.size(), unprocessed.size(), e);
+        }
+    }
+}

@@ -1,0 +1,33 @@
+package dev.idem.core;
+
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A message as the broker delivered it, before Idem decodes it: what adapters hand to the
+ * processor. Immutable; the body array is not copied, so callers must not change it.
+ *
+ * @param topic         topic
+ * @param partition     Kafka partition or RocketMQ queue id; -1 where there is none
+ * @param position      Kafka offset or RocketMQ queue offset, as text
+ * @param messageId     the broker's id, stable across redeliveries (Kafka: {@code topic-partition@offset};
+ *                      RocketMQ: the unique client id)
+ * @param brokerAttempt the broker's own delivery count (RocketMQ {@code reconsumeTimes + 1}); 0 where unknown
+ * @param headers       headers or user properties
+ * @param body          raw payload bytes
+ */
+public record Envelope(String topic, int partition, String position, String messageId, int brokerAttempt,
+                       Map<String, String> headers, byte[] body) {
+
+    /** @throws NullPointerException if topic, position, messageId, headers or body is null */
+    public Envelope {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(position, "position");
+        Objects.requireNonNull(messageId, "messageId");
+        headers = Map.copyOf(headers);
+        Objects.requireNonNull(body, "body");
+        if (brokerAttempt < 0) {
+            throw new IllegalArgumentException("brokerAttempt must be >= 0 but was " + brokerAttempt);
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package dev.idem.core.internal;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
+import dev.idem.core.spi.PayloadCodec;
+import java.io.IOException;
+import java.util.Objects;
+
+/** JSON payloads through one shared, thread-safe Jackson reader per type. */
+public final class JsonCodec<T> implements PayloadCodec<T> {
+
+    private static final ObjectMapper MAPPER = new ObjectMapper()
+            .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
+            .configure(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES, true);
+
+    private final ObjectReader reader;
+    private final Class<T> type;
+
+    /** @param type the payload class */
+    public JsonCodec(Class<T> type) {
+        this.type = Objects.requireNonNull(type, "type");
+        this.reader = MAPPER.readerFor(type);
+    }
+
+    @Override
+    public T decode(byte[] body) throws IOException {
+        T value = reader.readValue(body);
+        if (value == null) {
+            throw new IOException("body is JSON null, not a " + type.getSimpleName());
+        }
+        return value;
+    }
+}

@@ -1,0 +1,5 @@
+/**
+ * The Redis claim store (Redisson, Lua scripts, times from Redis {@code TIME}), for single Redis
+ * servers and Redis Cluster.
+ */
+package dev.idem.core.redis;

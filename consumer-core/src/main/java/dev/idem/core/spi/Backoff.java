@@ -1,0 +1,51 @@
+package dev.idem.core.spi;
+
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+
+/** How long to wait before attempt {@code n + 1} after attempt {@code n} failed. Thread-safe. */
+@FunctionalInterface
+public interface Backoff {
+
+    /**
+     * @param failedAttempt the attempt that failed, from 1
+     * @return the delay before the next attempt, never negative
+     */
+    Duration delay(int failedAttempt);
+
+    /** The same delay every time. */
+    static Backoff fixed(Duration delay) {
+        requireNonNegative("delay", delay);
+        return failedAttempt -> delay;
+    }
+
+    /**
+     * {@code initial * 2^(attempt-1)}, capped at {@code max}, then spread by up to {@code jitter}
+     * (a fraction, 0 to 1) either way, so that redeliveries of many messages do not arrive together.
+     *
+     * @throws IllegalArgumentException if initial is not positive, max is below initial, or jitter is outside [0, 1]
+     */
+    static Backoff exponential(Duration initial, Duration max, double jitter) {
+        requireNonNegative("initial", initial);
+        if (initial.isZero() || max.compareTo(initial) < 0) {
+            throw new IllegalArgumentException("need 0 < initial <= max but initial was " + initial + " and max " + max);
+        }
+        if (jitter < 0 || jitter > 1) {
+            throw new IllegalArgumentException("jitter must be between 0 and 1 but was " + jitter);
+        }
+        long initialMillis = initial.toMillis();
+        long maxMillis = max.toMillis();
+        return failedAttempt -> {
+            int doublings = Math.min(Math.max(failedAttempt - 1, 0), 30);
+            long base = Math.min(maxMillis, initialMillis << doublings);
+            double spread = 1 + jitter * (2 * ThreadLocalRandom.current().nextDouble() - 1);
+            return Duration.ofMillis(Math.min(maxMillis, Math.round(base * spread)));
+        };
+    }
+
+    private static void requireNonNegative(String name, Duration duration) {
+        if (duration == null || duration.isNegative()) {
+            throw new IllegalArgumentException(name + " must be >= 0 but was " + duration);
+        }
+    }
+}

@@ -1,0 +1,23 @@
+package dev.idem.core.spi;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * What a claim store holds for one key, for inspection (tests, the command line). Immutable.
+ *
+ * @param state        CLAIMED, FAILED, DONE or DEAD
+ * @param owner        owner token while CLAIMED
+ * @param fence        last fencing token
+ * @param attempts     counted handler attempts
+ * @param failures     recorded failures
+ * @param lastError    class and message of the last failure
+ * @param compensation compensation outcome of a dead-lettered key ("pending", "ok", "failed: ...")
+ * @param timeToLive   time until the record expires
+ */
+public record ClaimRecord(State state, Optional<String> owner, long fence, int attempts, int failures,
+                          Optional<String> lastError, Optional<String> compensation, Duration timeToLive) {
+
+    /** The states of DESIGN §3. */
+    public enum State { CLAIMED, FAILED, DONE, DEAD }
+}

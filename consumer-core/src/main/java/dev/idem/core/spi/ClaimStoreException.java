@@ -1,0 +1,18 @@
+package dev.idem.core.spi;
+
+/**
+ * The claim store could not be reached or did not answer. The processor fails closed: nothing is
+ * acknowledged and the message is redelivered later.
+ */
+public class ClaimStoreException extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * @param message what failed
+     * @param cause   the client's error
+     */
+    public ClaimStoreException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

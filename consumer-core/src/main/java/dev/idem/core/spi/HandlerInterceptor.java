@@ -1,0 +1,33 @@
+package dev.idem.core.spi;
+
+import dev.idem.core.Delivery;
+
+/**
+ * The one slot around the handler call, for metrics, MDC, tracing or timeouts. It must call
+ * {@code proceed} at most once, and let its exceptions through. Thread-safe.
+ */
+@FunctionalInterface
+public interface HandlerInterceptor {
+
+    /** The rest of the chain: the handler itself, or the next interceptor. */
+    @FunctionalInterface
+    interface Proceed {
+        /** @throws Exception whatever the handler throws */
+        void proceed() throws Exception;
+    }
+
+    /**
+     * @throws Exception whatever {@code proceed} throws, or the interceptor's own failure
+     */
+    void intercept(Delivery<?> delivery, Proceed proceed) throws Exception;
+
+    /** Calls the handler directly. */
+    static HandlerInterceptor none() {
+        return (delivery, proceed) -> proceed.proceed();
+    }
+
+    /** This interceptor around {@code inner}. */
+    default HandlerInterceptor andThen(HandlerInterceptor inner) {
+        return (delivery, proceed) -> intercept(delivery, () -> inner.intercept(delivery, proceed));
+    }
+}

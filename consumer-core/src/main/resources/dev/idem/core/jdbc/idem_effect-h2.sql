@@ -1,0 +1,10 @@
+-- Idem's effect ledger (H2). One row per applied effect, written in the handler's own transaction.
+create table if not exists idem_effect (
+    consumer_group  varchar(255) not null,
+    topic           varchar(255) not null,
+    idempotency_key varchar(512) not null,
+    fence           bigint       not null,
+    applied_at      timestamp with time zone not null,
+    primary key (consumer_group, topic, idempotency_key)
+);
+create index if not exists idem_effect_applied_at on idem_effect (applied_at);

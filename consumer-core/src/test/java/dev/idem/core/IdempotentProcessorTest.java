@@ -1,0 +1,405 @@
+package dev.idem.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.memory.InMemoryClaimStore;
+import dev.idem.core.spi.Backoff;
+import dev.idem.core.spi.ClaimRecord;
+import dev.idem.core.spi.ClaimRequest;
+import dev.idem.core.spi.ClaimStore;
+import dev.idem.core.spi.ClaimStoreException;
+import dev.idem.core.spi.Compensation;
+import dev.idem.core.spi.DedupCheck;
+import dev.idem.core.spi.KeySource;
+import dev.idem.core.spi.PayloadCodec;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.slf4j.MDC;
+
+class IdempotentProcessorTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(30);
+    private static final Duration BACKOFF = Duration.ofMillis(250);
+
+    private final MutableClock clock = new MutableClock();
+    private final InMemoryClaimStore store = new InMemoryClaimStore(clock, Duration.ofDays(7), Duration.ofDays(1));
+    private final RecordingPublisher deadLetters = new RecordingPublisher();
+    private final List<DeadLetter> compensated = new CopyOnWriteArrayList<>();
+    private final AtomicInteger handled = new AtomicInteger();
+
+    /** Payloads are "key" or "key:fail" (always throws) or "key:fatal". */
+    private final DeliveryHandler<String> handler = delivery -> {
+        handled.incrementAndGet();
+        if (delivery.payload().endsWith(":fail")) {
+            throw new IOException("stock service unavailable");
+        }
+        if (delivery.payload().endsWith(":fatal")) {
+            throw new NonRetryableException("unknown product");
+        }
+    };
+
+    private IdempotentProcessor.Builder<String> builder(DeliveryHandler<String> handler) {
+        return IdempotentProcessor.builder(handler)
+                .group("inventory")
+                .claims(store)
+                .dedupCheck(DedupCheck.none())
+                .deadLetters(deadLetters)
+                .codec(PayloadCodec.utf8())
+                .keys(KeySource.payload(payload -> payload.split(":")[0]))
+                .compensation(compensated::add)
+                .backoff(Backoff.fixed(BACKOFF))
+                .lease(LEASE)
+                .clock(clock)
+                .meterRegistry(new SimpleMeterRegistry());
+    }
+
+    private IdempotentProcessor<String> processor() {
+        return builder(handler).build();
+    }
+
+    private static Envelope envelope(String body) {
+        return envelope(body, 0);
+    }
+
+    private static Envelope envelope(String body, int brokerAttempt) {
+        return new Envelope("orders", 0, "7", "orders-0@7", brokerAttempt, Map.of(),
+                body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private ClaimRecord record(String key) {
+        return store.inspect(new IdempotencyKey("inventory", "orders", key)).orElseThrow();
+    }
+
+    @Test
+    void aMessageIsAppliedOnceAndItsRedeliveryIsADuplicate() {
+        IdempotentProcessor<String> processor = processor();
+
+        Outcome first = processor.process(envelope("order-1"));
+        Outcome second = processor.process(envelope("order-1"));
+
+        assertThat(first).isInstanceOf(Outcome.Applied.class);
+        assertThat(second).isInstanceOf(Outcome.Duplicate.class);
+        assertThat(first.disposition().acknowledges()).isTrue();
+        assertThat(second.disposition().acknowledges()).isTrue();
+        assertThat(handled).hasValue(1);
+        assertThat(record("order-1").state()).isEqualTo(ClaimRecord.State.DONE);
+    }
+
+    @Test
+    void anEffectFoundByTheBusinessCheckIsNotAppliedAgain() {
+        IdempotentProcessor<String> processor = builder(handler).dedupCheck(delivery -> true).build();
+
+        Outcome outcome = processor.process(envelope("order-1"));
+
+        assertThat(outcome).isInstanceOf(Outcome.Duplicate.class);
+        assertThat(handled).hasValue(0);
+        assertThat(record("order-1").state()).isEqualTo(ClaimRecord.State.DONE);
+    }
+
+    @Test
+    void anEffectRefusedByTheSystemOfRecordIsADuplicateNotAFailure() {
+        IdempotentProcessor<String> processor = builder(delivery -> {
+            throw new DuplicateEffectException("row exists", null);
+        }).build();
+
+        Outcome outcome = processor.process(envelope("order-1"));
+
+        assertThat(outcome).isInstanceOf(Outcome.Duplicate.class);
+        assertThat(record("order-1").failures()).isZero();
+    }
+
+    @Test
+    void aHandlerFailingFiveTimesIsDeadLetteredOnceAndCompensatedOnce() {
+        IdempotentProcessor<String> processor = processor();
+        List<Outcome> outcomes = new ArrayList<>();
+
+        for (int delivery = 0; delivery < 8; delivery++) {
+            outcomes.add(processor.process(envelope("order-1:fail")));
+        }
+
+        assertThat(outcomes.subList(0, 4)).allSatisfy(o -> {
+            assertThat(o).isInstanceOf(Outcome.Retrying.class);
+            assertThat(o.disposition()).isEqualTo(Disposition.redeliverAfter(BACKOFF));
+        });
+        assertThat(((Outcome.Retrying) outcomes.get(3)).attempt()).isEqualTo(4);
+        assertThat(outcomes.get(4)).isInstanceOf(Outcome.DeadLettered.class);
+        assertThat(((Outcome.DeadLettered) outcomes.get(4)).earlier()).isFalse();
+        assertThat(outcomes.subList(5, 8)).allSatisfy(o -> assertThat(((Outcome.DeadLettered) o).earlier()).isTrue());
+        assertThat(handled).hasValue(5);
+        assertThat(deadLetters.published()).hasSize(1);
+        assertThat(compensated).hasSize(1);
+        DeadLetter deadLetter = deadLetters.published().get(0);
+        assertThat(deadLetter.headers()).containsEntry("idem-attempts", "5")
+                .containsEntry("idem-exception-class", IOException.class.getName())
+                .containsEntry("idem-exception-message", "stock service unavailable")
+                .containsEntry("idem-idempotency-key", "order-1")
+                .containsEntry("idem-original-topic", "orders")
+                .containsEntry("idem-consumer-group", "inventory")
+                .containsKeys("idem-exception-stacktrace", "idem-first-failure-at", "idem-last-failure-at");
+        ClaimRecord record = record("order-1");
+        assertThat(record.state()).isEqualTo(ClaimRecord.State.DEAD);
+        assertThat(record.attempts()).isEqualTo(5);
+        assertThat(record.failures()).isEqualTo(5);
+        assertThat(record.compensation()).contains("ok");
+    }
+
+    @Test
+    void aThrowingCompensationIsRetriedABoundedNumberOfTimesRecordedAndNeverRerun() {
+        AtomicInteger calls = new AtomicInteger();
+        IdempotentProcessor<String> processor = builder(handler).compensationAttempts(3)
+                .compensation(deadLetter -> {
+                    calls.incrementAndGet();
+                    throw new IllegalStateException("refund service down");
+                }).build();
+
+        Outcome outcome = processor.process(envelope("order-1:fatal"));
+        processor.process(envelope("order-1:fatal"));
+        processor.process(envelope("order-1:fatal"));
+
+        assertThat(outcome).isInstanceOf(Outcome.DeadLettered.class);
+        assertThat(calls).hasValue(3);
+        assertThat(record("order-1").compensation()).hasValueSatisfying(
+                c -> assertThat(c).startsWith("failed: ").contains("refund service down"));
+    }
+
+    @Test
+    void aDeadLetterTheBrokerDidNotAcknowledgeLeavesTheSourceUnacknowledged() {
+        IdempotentProcessor<String> processor = processor();
+        deadLetters.failNext(2);
+        List<Outcome> outcomes = new ArrayList<>();
+
+        for (int delivery = 0; delivery < 8; delivery++) {
+            outcomes.add(processor.process(envelope("order-1:fail")));
+        }
+
+        assertThat(outcomes.get(4)).isInstanceOf(Outcome.Deferred.class);
+        assertThat(outcomes.get(5)).isInstanceOf(Outcome.Deferred.class);
+        assertThat(outcomes.get(4).disposition().acknowledges()).isFalse();
+        assertThat(outcomes.get(6)).isInstanceOf(Outcome.DeadLettered.class);
+        assertThat(handled).as("the handler does not run again after its last attempt").hasValue(5);
+        assertThat(deadLetters.published()).hasSize(1);
+        assertThat(compensated).hasSize(1);
+    }
+
+    @Test
+    void anUndecodablePayloadGoesToTheDeadLetterAtOnceWithTheReason() {
+        record Order(String id, int quantity) {
+        }
+        AtomicInteger calls = new AtomicInteger();
+        IdempotentProcessor<Order> processor = IdempotentProcessor.<Order>builder(d -> calls.incrementAndGet())
+                .group("inventory").claims(store).dedupCheck(DedupCheck.none()).deadLetters(deadLetters)
+                .codec(PayloadCodec.json(Order.class)).keys(KeySource.payload(Order::id))
+                .meterRegistry(new SimpleMeterRegistry()).build();
+
+        Outcome outcome = processor.process(envelope("{not json"));
+
+        assertThat(outcome).isInstanceOf(Outcome.DeadLettered.class);
+        assertThat(outcome.disposition().acknowledges()).isTrue();
+        assertThat(calls).hasValue(0);
+        assertThat(deadLetters.published()).singleElement().satisfies(d -> {
+            assertThat(d.reason()).startsWith("undecodable payload");
+            assertThat(d.key().value()).as("no business key: the message id").isEqualTo("orders-0@7");
+            assertThat(d.headers().get("idem-exception-class")).contains("jackson");
+        });
+    }
+
+    @Test
+    void aMessageWithoutAKeyGoesToTheDeadLetterWithTheReason() {
+        IdempotentProcessor<String> processor = builder(handler).keys(KeySource.header("order-id")).build();
+
+        Outcome outcome = processor.process(envelope("order-1"));
+
+        assertThat(outcome).isInstanceOf(Outcome.DeadLettered.class);
+        assertThat(handled).hasValue(0);
+        assertThat(deadLetters.published()).singleElement()
+                .satisfies(d -> assertThat(d.reason()).isEqualTo("no idempotency key"));
+    }
+
+    @Test
+    void aMessageWithoutAKeyFallsBackToTheMessageIdWhereConfigured() {
+        IdempotentProcessor<String> processor = builder(handler)
+                .keys(KeySource.<String>header("order-id").orElse(KeySource.messageId())).build();
+
+        Outcome outcome = processor.process(envelope("order-1"));
+
+        assertThat(outcome).isInstanceOf(Outcome.Applied.class);
+        assertThat(outcome.key().value()).isEqualTo("orders-0@7");
+    }
+
+    @Test
+    void aNonRetryableFailureGoesToTheDeadLetterAtTheFirstAttempt() {
+        Outcome outcome = processor().process(envelope("order-1:fatal"));
+
+        assertThat(outcome).isInstanceOf(Outcome.DeadLettered.class);
+        assertThat(((Outcome.DeadLettered) outcome).reason()).isEqualTo("non-retryable failure");
+        assertThat(handled).hasValue(1);
+    }
+
+    @Test
+    void aUserListedExceptionClassIsFatal() {
+        Outcome outcome = builder(handler).fatal(IOException.class).build().process(envelope("order-1:fail"));
+
+        assertThat(outcome).isInstanceOf(Outcome.DeadLettered.class);
+    }
+
+    @Test
+    void aKeyHeldByAnotherOwnerIsBusyAndRedeliveredNeverDropped() {
+        IdempotencyKey key = new IdempotencyKey("inventory", "orders", "order-1");
+        store.claim(List.of(new ClaimRequest(key, 0)), "another-consumer", LEASE, true);
+
+        Outcome outcome = processor().process(envelope("order-1"));
+
+        assertThat(outcome).isInstanceOf(Outcome.Busy.class);
+        assertThat(outcome.disposition().acknowledges()).isFalse();
+        assertThat(handled).hasValue(0);
+    }
+
+    @Test
+    void anUnreachableClaimStoreFailsClosed() {
+        ClaimStore down = (ClaimStore) Proxy.newProxyInstance(ClaimStore.class.getClassLoader(),
+                new Class<?>[] {ClaimStore.class}, (proxy, method, args) -> {
+                    throw new ClaimStoreException("connection refused", null);
+                });
+        IdempotentProcessor<String> processor = builder(handler).claims(down).build();
+
+        Outcome outcome = processor.process(envelope("order-1"));
+
+        assertThat(outcome).isInstanceOf(Outcome.Deferred.class);
+        assertThat(outcome.disposition().acknowledges()).isFalse();
+        assertThat(handled).hasValue(0);
+    }
+
+    /** Stands for the process dying inside the handler: nothing after it runs. */
+    private static final class Crash extends Error {
+        private static final long serialVersionUID = 1L;
+    }
+
+    @Test
+    void aMessageThatCrashesTheProcessEveryTimeReachesTheDeadLetterWithoutRunningAgain() {
+        AtomicInteger runs = new AtomicInteger();
+        IdempotentProcessor<String> processor = builder(d -> {
+            runs.incrementAndGet();
+            throw new Crash();
+        }).build();
+
+        List<Outcome> outcomes = new ArrayList<>();
+        for (int delivery = 0; delivery < 7; delivery++) {
+            try {
+                outcomes.add(processor.process(envelope("order-1")));
+            } catch (Crash crash) {
+                clock.advance(LEASE.plusSeconds(1));
+            }
+        }
+
+        assertThat(runs).hasValue(5);
+        assertThat(outcomes).hasSize(2).allSatisfy(o -> assertThat(o).isInstanceOf(Outcome.DeadLettered.class));
+        assertThat(deadLetters.published()).singleElement()
+                .satisfies(d -> assertThat(d.reason()).contains("crashed"));
+    }
+
+    @Test
+    void aCrashInABatchIsCountedForTheCrashingMessageOnly() {
+        AtomicInteger poisonRuns = new AtomicInteger();
+        List<String> applied = new CopyOnWriteArrayList<>();
+        IdempotentProcessor<String> processor = builder(d -> {
+            if (d.payload().equals("poison")) {
+                poisonRuns.incrementAndGet();
+                throw new Crash();
+            }
+            applied.add(d.payload());
+        }).build();
+        List<Envelope> batch = List.of(envelope("poison"), envelope("innocent-1"), envelope("innocent-2"));
+
+        for (int delivery = 0; delivery < 8 && applied.isEmpty(); delivery++) {
+            Batch<String> claimed = processor.claim(batch);
+            try {
+                for (int i = 0; i < claimed.size(); i++) {
+                    claimed.process(i);
+                }
+                claimed.close();
+            } catch (Crash crash) {
+                clock.advance(LEASE.plusSeconds(1));
+            }
+        }
+
+        // The first crash of a batch-claimed message is not counted (its claim was tentative);
+        // every later one is, so the poison runs maxAttempts + 1 times, then is dead-lettered.
+        assertThat(poisonRuns).hasValue(6);
+        assertThat(deadLetters.published()).singleElement().satisfies(d -> assertThat(d.key().value()).isEqualTo("poison"));
+        assertThat(applied).containsExactly("innocent-1", "innocent-2");
+        assertThat(record("innocent-1").state()).isEqualTo(ClaimRecord.State.DONE);
+    }
+
+    @Test
+    void theSameKeyTwiceInOneBatchRunsOnce() {
+        IdempotentProcessor<String> processor = processor();
+        List<Outcome> outcomes = new ArrayList<>();
+
+        try (Batch<String> batch = processor.claim(List.of(envelope("order-1"), envelope("order-1")))) {
+            outcomes.add(batch.process(0));
+            outcomes.add(batch.process(1));
+        }
+
+        assertThat(outcomes.get(0)).isInstanceOf(Outcome.Applied.class);
+        assertThat(outcomes.get(1)).isInstanceOf(Outcome.Duplicate.class);
+        assertThat(handled).hasValue(1);
+    }
+
+    @Test
+    void theBrokersCountIsTheFloorWhenIdemsRecordWasLost() {
+        Outcome outcome = processor().process(envelope("order-1:fail", 5));
+
+        assertThat(outcome).isInstanceOf(Outcome.DeadLettered.class);
+        assertThat(handled).hasValue(1);
+    }
+
+    @Test
+    void theHandlerRunsWithTheKeyInTheLoggingContextAndThroughTheInterceptor() {
+        List<String> seen = new CopyOnWriteArrayList<>();
+        IdempotentProcessor<String> processor = builder(d -> seen.add("handler " + MDC.get("idem.key")))
+                .interceptor((delivery, proceed) -> {
+                    seen.add("before attempt " + delivery.attempt());
+                    proceed.proceed();
+                    seen.add("after");
+                }).build();
+
+        processor.process(envelope("order-1"));
+
+        assertThat(seen).containsExactly("before attempt 1", "handler order-1", "after");
+        assertThat(MDC.get("idem.key")).isNull();
+    }
+
+    @Test
+    void aWrongSettingFailsAtBuildNamingTheSetting() {
+        assertThatThrownBy(() -> builder(handler).maxAttempts(0).build())
+                .hasMessage("maxAttempts must be >= 1 but was 0");
+        assertThatThrownBy(() -> builder(handler).claims(null).build())
+                .hasMessage("claims is required but was not set");
+        assertThatThrownBy(() -> builder(handler).group(" ").build())
+                .hasMessageContaining("group must not be blank");
+        assertThatThrownBy(() -> builder(handler).lease(Duration.ofMillis(5)).build())
+                .hasMessageContaining("lease must be >= 100ms");
+    }
+
+    @Test
+    void compensationNoneAndBackoffFactoriesBehave() throws Exception {
+        Compensation.none().compensate(null);
+        Backoff backoff = Backoff.exponential(Duration.ofSeconds(1), Duration.ofSeconds(10), 0);
+
+        assertThat(backoff.delay(1)).isEqualTo(Duration.ofSeconds(1));
+        assertThat(backoff.delay(3)).isEqualTo(Duration.ofSeconds(4));
+        assertThat(backoff.delay(30)).isEqualTo(Duration.ofSeconds(10));
+        assertThatThrownBy(() -> Backoff.exponential(Duration.ZERO, Duration.ofSeconds(1), 0))
+                .hasMessageContaining("initial");
+    }
+}
