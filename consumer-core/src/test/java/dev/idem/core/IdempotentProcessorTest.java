@@ -380,6 +380,23 @@ class IdempotentProcessorTest {
     }
 
     @Test
+    void everyOutcomeIsCountedPerTopicAndTheHandlerIsTimed() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        IdempotentProcessor<String> processor = builder(handler).meterRegistry(registry).build();
+
+        processor.process(envelope("order-1"));
+        processor.process(envelope("order-1"));
+        processor.process(envelope("order-2:fail"));
+
+        assertThat(registry.get("idem.outcomes").tag("outcome", "applied").tag("topic", "orders").counter().count())
+                .isEqualTo(1);
+        assertThat(registry.get("idem.outcomes").tag("outcome", "duplicate").counter().count()).isEqualTo(1);
+        assertThat(registry.get("idem.outcomes").tag("outcome", "retrying").counter().count()).isEqualTo(1);
+        assertThat(registry.get("idem.handler").timer().count()).isEqualTo(2);
+        assertThat(registry.get("idem.claim").timer().count()).isEqualTo(3);
+    }
+
+    @Test
     void aWrongSettingFailsAtBuildNamingTheSetting() {
         assertThatThrownBy(() -> builder(handler).maxAttempts(0).build())
                 .hasMessage("maxAttempts must be >= 1 but was 0");

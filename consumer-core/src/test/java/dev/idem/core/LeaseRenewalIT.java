@@ -1,0 +1,109 @@
+package dev.idem.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.idem.core.redis.RedisClaimStore;
+import dev.idem.core.spi.Claim;
+import dev.idem.core.spi.ClaimRequest;
+import dev.idem.core.spi.DedupCheck;
+import dev.idem.core.spi.KeySource;
+import dev.idem.core.spi.PayloadCodec;
+import dev.idem.testkit.IdemTestKit;
+import dev.idem.testkit.RedisEndpoint;
+import dev.idem.testkit.TestNames;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+@IdemTestKit
+class LeaseRenewalIT {
+
+    private static final Duration LEASE = Duration.ofMillis(300);
+    private static RedissonClient redisson;
+
+    @BeforeAll
+    static void connect(RedisEndpoint redis) {
+        Config config = new Config();
+        config.useSingleServer().setAddress(redis.uri().toString());
+        redisson = Redisson.create(config);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        redisson.shutdown();
+    }
+
+    private static Envelope envelope(String body) {
+        return new Envelope("orders", 0, "1", "orders-0@1", 0, Map.of(), body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private IdempotentProcessor<String> processor(RedisClaimStore store, TestNames names, DeliveryHandler<String> h) {
+        return IdempotentProcessor.builder(h).group(names.group()).claims(store).dedupCheck(DedupCheck.none())
+                .deadLetters(new RecordingPublisher()).codec(PayloadCodec.utf8()).keys(KeySource.payload(p -> p))
+                .lease(LEASE).meterRegistry(new SimpleMeterRegistry()).build();
+    }
+
+    @Test
+    void aHandlerRunningFarLongerThanTheLeaseKeepsItsClaim(TestNames names) throws Exception {
+        RedisClaimStore store = RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build();
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        IdempotentProcessor<String> processor = processor(store, names, d -> {
+            running.countDown();
+            finish.await(10, TimeUnit.SECONDS);
+        });
+        IdempotencyKey key = new IdempotencyKey(names.group(), "orders", "order-1");
+
+        CompletableFuture<Outcome> outcome = CompletableFuture.supplyAsync(() -> processor.process(envelope("order-1")));
+        assertThat(running.await(5, TimeUnit.SECONDS)).isTrue();
+
+        // For five leases' time, a competing consumer keeps finding the key busy.
+        await().during(LEASE.multipliedBy(5)).atMost(LEASE.multipliedBy(10)).pollInterval(Duration.ofMillis(50))
+                .until(() -> store.claim(List.of(new ClaimRequest(key, 0)), "competitor", LEASE, true).get(0)
+                        instanceof Claim.Busy);
+        finish.countDown();
+
+        assertThat(outcome.get(5, TimeUnit.SECONDS)).isInstanceOfSatisfying(Outcome.Applied.class,
+                applied -> assertThat(applied.leaseLost()).isFalse());
+        processor.close();
+    }
+
+    @Test
+    void aLeaseLostWhileTheHandlerRunsIsVisibleInTheOutcome(TestNames names) throws Exception {
+        RedisClaimStore store = RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build();
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        IdempotentProcessor<String> processor = processor(store, names, d -> {
+            running.countDown();
+            finish.await(10, TimeUnit.SECONDS);
+        });
+        IdempotencyKey key = new IdempotencyKey(names.group(), "orders", "order-2");
+
+        CompletableFuture<Outcome> outcome = CompletableFuture.supplyAsync(() -> processor.process(envelope("order-2")));
+        assertThat(running.await(5, TimeUnit.SECONDS)).isTrue();
+        // Redis loses the record (failover, flush) and another consumer claims the key.
+        store.reset(key);
+        assertThat(store.claim(List.of(new ClaimRequest(key, 0)), "competitor", Duration.ofSeconds(30), true).get(0))
+                .isInstanceOf(Claim.Claimed.class);
+        await().atMost(Duration.ofSeconds(3)).pollDelay(LEASE).until(() -> true);
+        finish.countDown();
+
+        assertThat(outcome.get(5, TimeUnit.SECONDS)).isInstanceOfSatisfying(Outcome.Applied.class,
+                applied -> assertThat(applied.leaseLost()).isTrue());
+        assertThat(store.inspect(key).orElseThrow().owner()).as("completion refused to the stale owner")
+                .contains("competitor");
+        processor.close();
+    }
+}

@@ -1,0 +1,72 @@
+package dev.idem.core.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.spi.Claim;
+import dev.idem.core.spi.ClaimRequest;
+import dev.idem.core.spi.ClaimStore;
+import dev.idem.core.spi.ClaimStoreContract;
+import dev.idem.testkit.LocalRedisCluster;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/** The whole claim store contract, plus cross-slot batches, on a 3-master Redis Cluster. */
+class RedisClusterClaimStoreIT extends ClaimStoreContract {
+
+    private static LocalRedisCluster cluster;
+    private static RedissonClient redisson;
+
+    @BeforeAll
+    static void startCluster() {
+        boolean required = String.valueOf(System.getenv("IDEM_TESTKIT_REQUIRE")).contains("redis-cluster");
+        Assumptions.assumeTrue(required || LocalRedisCluster.available(),
+                "redis-server is not on the PATH: no local Redis Cluster can be started");
+        cluster = LocalRedisCluster.start(Path.of("target", "idem-testkit", "redis-cluster"), 3);
+        Config config = new Config();
+        config.useClusterServers().setNodeAddresses(cluster.nodeAddresses());
+        redisson = Redisson.create(config);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (redisson != null) {
+            redisson.shutdown();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Override
+    protected ClaimStore newStore(Duration doneWindow) {
+        return RedisClaimStore.builder(redisson).keyPrefix("idem-test:" + UUID.randomUUID() + ":")
+                .doneWindow(doneWindow).build();
+    }
+
+    @Test
+    void aBatchSpreadOverEveryMasterIsClaimedAndCompletedAsOne() {
+        ClaimStore store = newStore(Duration.ofDays(7));
+        List<IdempotencyKey> keys = IntStream.range(0, 300)
+                .mapToObj(i -> new IdempotencyKey("inventory", "orders", "order-" + i)).toList();
+        List<ClaimRequest> requests = keys.stream().map(k -> new ClaimRequest(k, 0)).toList();
+
+        List<Claim> claims = store.claim(requests, "me", Duration.ofSeconds(30), false);
+        assertThat(store.complete(keys, "me")).isEmpty();
+
+        assertThat(claims).extracting(Claim::key).containsExactlyElementsOf(keys);
+        assertThat(claims).allMatch(c -> c instanceof Claim.Claimed);
+        assertThat(store.claim(requests, "you", Duration.ofSeconds(30), false)).allMatch(c -> c instanceof Claim.Done);
+        assertThat(cluster.keysPerNode()).as("keys land on every master").allMatch(count -> count > 0);
+    }
+}

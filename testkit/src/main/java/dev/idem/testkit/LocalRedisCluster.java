@@ -1,0 +1,221 @@
+package dev.idem.testkit;
+
+import java.io.BufferedInputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Redis Cluster of {@code redis-server} processes on loopback ports, one master per process and
+ * no replicas, for tests of cluster behaviour (slots, cross-node batches). Needs {@code redis-server}
+ * on the PATH. Close it to stop the processes. Not thread-safe.
+ */
+public final class LocalRedisCluster implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LocalRedisCluster.class);
+    private static final int SLOTS = 16384;
+    // The cluster bus listens on port + 10000, so ports must stay below this.
+    private static final int MAX_PORT = 55_000;
+    private static final long READY_TIMEOUT_MILLIS = 30_000;
+
+    private final List<Process> processes;
+    private final List<Integer> ports;
+
+    private LocalRedisCluster(List<Process> processes, List<Integer> ports) {
+        this.processes = processes;
+        this.ports = ports;
+    }
+
+    /** Whether {@code redis-server} is on the PATH. */
+    public static boolean available() {
+        String path = System.getenv().getOrDefault("PATH", "");
+        for (String dir : path.split(File.pathSeparator)) {
+            if (Files.isExecutable(Path.of(dir, "redis-server"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Starts {@code masters} processes and joins them into one cluster covering all slots.
+     *
+     * @param workDir where node files and logs go (e.g. {@code target/redis-cluster})
+     * @throws IllegalStateException if redis-server is missing or the cluster does not form in time
+     */
+    public static LocalRedisCluster start(Path workDir, int masters) {
+        if (masters < 1) {
+            throw new IllegalArgumentException("masters must be >= 1 but was " + masters);
+        }
+        if (!available()) {
+            throw new IllegalStateException("redis-server is not on the PATH; install Redis to run cluster tests");
+        }
+        List<Process> processes = new ArrayList<>();
+        List<Integer> ports = new ArrayList<>();
+        LocalRedisCluster cluster = new LocalRedisCluster(processes, ports);
+        try {
+            Path dir = Files.createTempDirectory(Files.createDirectories(workDir), "cluster-");
+            for (int i = 0; i < masters; i++) {
+                int port = clusterPort();
+                ports.add(port);
+                processes.add(new ProcessBuilder("redis-server", "--port", Integer.toString(port),
+                        "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+                        "--cluster-config-file", "nodes-" + port + ".conf", "--cluster-node-timeout", "5000",
+                        "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction",
+                        "--dir", dir.toString())
+                        .redirectErrorStream(true).redirectOutput(dir.resolve("redis-" + port + ".log").toFile())
+                        .start());
+            }
+            for (int port : ports) {
+                awaitReply(port, "PONG", "PING");
+            }
+            for (int i = 0; i < masters; i++) {
+                int from = i * SLOTS / masters;
+                int to = (i + 1) * SLOTS / masters;
+                List<String> command = new ArrayList<>(List.of("CLUSTER", "ADDSLOTS"));
+                for (int slot = from; slot < to; slot++) {
+                    command.add(Integer.toString(slot));
+                }
+                call(ports.get(i), command.toArray(String[]::new));
+            }
+            for (int i = 1; i < masters; i++) {
+                call(ports.get(0), "CLUSTER", "MEET", "127.0.0.1", Integer.toString(ports.get(i)));
+            }
+            for (int port : ports) {
+                awaitReply(port, "cluster_state:ok", "CLUSTER", "INFO");
+            }
+            LOG.info("Redis Cluster of {} masters on ports {}", masters, ports);
+            return cluster;
+        } catch (IOException e) {
+            cluster.close();
+            throw new UncheckedIOException("could not start the Redis Cluster", e);
+        } catch (RuntimeException e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    /** Node addresses as {@code redis://127.0.0.1:port}, for Redisson's cluster configuration. */
+    public List<String> nodeAddresses() {
+        return ports.stream().map(port -> "redis://127.0.0.1:" + port).toList();
+    }
+
+    /** How many keys each node holds, in node order. */
+    public List<Long> keysPerNode() {
+        return ports.stream().map(port -> Long.parseLong(call(port, "DBSIZE").trim())).toList();
+    }
+
+    @Override
+    public void close() {
+        for (Process process : processes) {
+            process.destroy();
+        }
+        for (Process process : processes) {
+            try {
+                if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    private static int clusterPort() {
+        for (int i = 0; i < 100; i++) {
+            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                int port = socket.getLocalPort();
+                if (port < MAX_PORT && free(port + 10_000)) {
+                    return port;
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        throw new IllegalStateException("no free loopback port pair for a cluster node");
+    }
+
+    private static boolean free(int port) {
+        try (ServerSocket ignored = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static void awaitReply(int port, String expected, String... command) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MILLIS);
+        String last = "";
+        while (System.nanoTime() < deadline) {
+            try {
+                last = call(port, command);
+                if (last.contains(expected)) {
+                    return;
+                }
+            } catch (UncheckedIOException notYet) {
+                last = notYet.getMessage();
+            }
+            try {
+                TimeUnit.MILLISECONDS.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted waiting for Redis on port " + port, e);
+            }
+        }
+        throw new IllegalStateException("Redis on port " + port + " did not answer '" + expected
+                + "' to " + String.join(" ", command) + "; last reply: " + last);
+    }
+
+    /** Sends one command in RESP and returns the reply as text (simple, error, integer or bulk). */
+    private static String call(int port, String... command) {
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            socket.setSoTimeout(5_000);
+            StringBuilder request = new StringBuilder("*").append(command.length).append("\r\n");
+            for (String part : command) {
+                request.append('$').append(part.getBytes(StandardCharsets.UTF_8).length).append("\r\n")
+                        .append(part).append("\r\n");
+            }
+            OutputStream out = socket.getOutputStream();
+            out.write(request.toString().getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            InputStream in = new BufferedInputStream(socket.getInputStream());
+            String line = readLine(in);
+            char type = line.charAt(0);
+            if (type == '-') {
+                throw new IllegalStateException("Redis on port " + port + " refused " + command[0] + ": " + line);
+            }
+            if (type == '$') {
+                int length = Integer.parseInt(line.substring(1));
+                return length < 0 ? "" : new String(in.readNBytes(length + 2), StandardCharsets.UTF_8).trim();
+            }
+            return line.substring(1);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Redis on port " + port + " unreachable", e);
+        }
+    }
+
+    private static String readLine(InputStream in) throws IOException {
+        StringBuilder line = new StringBuilder();
+        int c;
+        while ((c = in.read()) != -1 && c != '\n') {
+            if (c != '\r') {
+                line.append((char) c);
+            }
+        }
+        return line.toString();
+    }
+}
