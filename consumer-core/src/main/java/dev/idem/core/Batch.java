@@ -6,13 +6,12 @@ import dev.idem.core.internal.Prepared;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * Messages claimed together in one round trip, processed one by one, and completed together in
  * one more round trip on {@link #close()}. Their leases are renewed until then. Acknowledge the
  * broker only after {@code close()}: until then a success is not yet recorded in the claim store
- * (the business check still guards it). Not thread-safe: one thread processes a batch.
+ * (the business check still guards it). Thread-safe: several threads may process different messages
+ * (one per partition, say); a key running on one thread is {@link Outcome.Busy} on another. Close
+ * the batch once, after every thread is done with it.
  *
  * @param <T> payload type
  */
@@ -37,10 +38,14 @@ public final class Batch<T> implements AutoCloseable {
     private final Map<IdempotencyKey, Claim> claims;
     private final ClaimStoreException claimFailure;
     private final LeaseRenewer.Held held;
-    private final Map<IdempotencyKey, Outcome> settled = new HashMap<>();
-    private final Set<IdempotencyKey> toComplete = new LinkedHashSet<>();
-    private final Set<IdempotencyKey> started = new HashSet<>();
-    private boolean closed;
+    // A copy of a key that is running on another thread is asked to come back this soon.
+    private static final Duration SAME_KEY_RETRY = Duration.ofMillis(100);
+    private static final Object RUNNING = new Object();
+
+    private final Map<IdempotencyKey, Object> settled = new ConcurrentHashMap<>();
+    private final Set<IdempotencyKey> toComplete = ConcurrentHashMap.newKeySet();
+    private final Set<IdempotencyKey> started = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
 
     Batch(Pipeline<T> pipeline, ClaimStore store, LeaseRenewer renewer, String owner, boolean firm,
           List<Prepared<T>> items, Map<IdempotencyKey, Claim> claims, ClaimStoreException claimFailure) {
@@ -76,8 +81,11 @@ public final class Batch<T> implements AutoCloseable {
         if (claimFailure != null) {
             return pipeline.unavailable(item, claimFailure);
         }
-        Outcome earlier = settled.get(key);
-        if (earlier != null) {
+        Object prior = settled.putIfAbsent(key, RUNNING);
+        if (prior == RUNNING) {
+            return new Outcome.Busy(key, SAME_KEY_RETRY);
+        }
+        if (prior instanceof Outcome earlier) {
             return earlier.disposition().acknowledges()
                     ? new Outcome.Duplicate(key, "same key earlier in this batch")
                     : new Outcome.Busy(key, earlier.disposition().delay());
@@ -92,12 +100,22 @@ public final class Batch<T> implements AutoCloseable {
     }
 
     /**
+     * Leaves the batch as a crashed process would: nothing completed, nothing released, leases no
+     * longer renewed, so they expire and the next owner takes the keys over as suspect. For a
+     * consumer that stops on an {@link Error} it cannot handle.
+     */
+    public synchronized void abandon() {
+        closed = true;
+        renewer.forget(owner);
+    }
+
+    /**
      * Marks the successes done in one round trip and releases the claims of messages not processed.
      * A store failure here is logged, not thrown: the effects are applied and the business check
      * guards them.
      */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) {
             return;
         }

@@ -15,9 +15,16 @@ import java.util.Objects;
  * @param brokerAttempt the broker's own delivery count (RocketMQ {@code reconsumeTimes + 1}); 0 where unknown
  * @param headers       headers or user properties
  * @param body          raw payload bytes
+ * @param messageKey    the broker's message key (Kafka record key, RocketMQ keys) as bytes, or null
  */
 public record Envelope(String topic, int partition, String position, String messageId, int brokerAttempt,
-                       Map<String, String> headers, byte[] body) {
+                       Map<String, String> headers, byte[] body, byte[] messageKey) {
+
+    /** An envelope without a message key. */
+    public Envelope(String topic, int partition, String position, String messageId, int brokerAttempt,
+                    Map<String, String> headers, byte[] body) {
+        this(topic, partition, position, messageId, brokerAttempt, headers, body, null);
+    }
 
     /** @throws NullPointerException if topic, position, messageId, headers or body is null */
     public Envelope {

@@ -106,6 +106,11 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         return new Batch<>(pipeline, claims, renewer, owner, firm, items, claimed, failure);
     }
 
+    /** The claim lease, renewed while a claim is held. */
+    public Duration lease() {
+        return lease;
+    }
+
     /** Stops renewing leases. Batches still open keep their claims until the leases expire. */
     @Override
     public void close() {
@@ -211,6 +216,11 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         public Builder<T> lease(Duration lease) {
             this.lease = lease;
             return this;
+        }
+
+        /** The lease set so far, for adapters that validate it against broker settings. */
+        public Duration lease() {
+            return lease;
         }
 
         /** Delay between attempts. Default exponential from 1 s to 1 min with 20% jitter. */

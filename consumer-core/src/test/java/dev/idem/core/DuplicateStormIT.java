@@ -100,12 +100,12 @@ class DuplicateStormIT {
             DeliveryHandler<String> handler = guards == Guards.ON
                     ? ledger.transactional((delivery, tx) -> {
                         pause();
-                        LedgerFixture.insertMovement().handle(delivery, tx);
+                        LedgerFixture.<String>insertMovement().handle(delivery, tx);
                     })
                     : delivery -> {
                         pause();
                         try (Connection tx = connections.dataSource().getConnection()) {
-                            LedgerFixture.insertMovement().handle(delivery, tx);
+                            LedgerFixture.<String>insertMovement().handle(delivery, tx);
                         }
                     };
             ClaimStore claims = guards == Guards.ON

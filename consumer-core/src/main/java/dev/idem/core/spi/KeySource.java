@@ -39,6 +39,15 @@ public interface KeySource<T> {
         return (envelope, payload) -> envelope.messageId();
     }
 
+    /**
+     * The broker's message key as UTF-8 text (Kafka record key, RocketMQ keys): a business key when
+     * producers set one.
+     */
+    static <T> KeySource<T> messageKey() {
+        return (envelope, payload) -> envelope.messageKey() == null ? null
+                : new String(envelope.messageKey(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     /** This source, or {@code fallback} when this one finds no key. */
     default KeySource<T> orElse(KeySource<T> fallback) {
         Objects.requireNonNull(fallback, "fallback");

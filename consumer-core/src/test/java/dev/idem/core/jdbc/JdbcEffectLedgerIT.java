@@ -48,7 +48,7 @@ class JdbcEffectLedgerIT {
         Delivery<String> delivery = delivery(group, id("order-1"), 7);
         assertThat(ledger.alreadyApplied(delivery)).isFalse();
 
-        ledger.transactional(LedgerFixture.insertMovement()).handle(delivery);
+        ledger.transactional(LedgerFixture.<String>insertMovement()).handle(delivery);
 
         assertThat(ledger.alreadyApplied(delivery)).isTrue();
         try (Connection connection = dataSource.getConnection()) {
@@ -58,7 +58,7 @@ class JdbcEffectLedgerIT {
 
     @Test
     void aSecondEffectIsRefusedAsADuplicateAndNotApplied() throws Exception {
-        DeliveryHandler<String> handler = ledger.transactional(LedgerFixture.insertMovement());
+        DeliveryHandler<String> handler = ledger.transactional(LedgerFixture.<String>insertMovement());
         handler.handle(delivery(group, id("order-2"), 1));
 
         assertThatThrownBy(() -> handler.handle(delivery(group, id("order-2"), 2)))
@@ -73,7 +73,7 @@ class JdbcEffectLedgerIT {
     void aFailingEffectLeavesNoLedgerRowSoTheRetryCanApplyIt() throws Exception {
         Delivery<String> delivery = delivery(group, id("order-3"), 1);
         DeliveryHandler<String> failing = ledger.transactional((d, tx) -> {
-            LedgerFixture.insertMovement().handle(d, tx);
+            LedgerFixture.<String>insertMovement().handle(d, tx);
             throw new IllegalStateException("payment declined");
         });
 
@@ -90,7 +90,7 @@ class JdbcEffectLedgerIT {
         CountDownLatch firstInserted = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         DeliveryHandler<String> slow = ledger.transactional((d, tx) -> {
-            LedgerFixture.insertMovement().handle(d, tx);
+            LedgerFixture.<String>insertMovement().handle(d, tx);
             firstInserted.countDown();
             release.await(10, TimeUnit.SECONDS);
         });
@@ -105,7 +105,7 @@ class JdbcEffectLedgerIT {
 
         CompletableFuture<Throwable> second = CompletableFuture.supplyAsync(() -> {
             try {
-                ledger.transactional(LedgerFixture.insertMovement()).handle(delivery(group, id("order-4"), 2));
+                ledger.transactional(LedgerFixture.<String>insertMovement()).handle(delivery(group, id("order-4"), 2));
                 return null;
             } catch (Exception e) {
                 return e;
@@ -122,7 +122,7 @@ class JdbcEffectLedgerIT {
 
     @Test
     void oldRowsArePurgedInBatches() throws Exception {
-        DeliveryHandler<String> handler = ledger.transactional(LedgerFixture.insertMovement());
+        DeliveryHandler<String> handler = ledger.transactional(LedgerFixture.<String>insertMovement());
         for (int i = 0; i < 25; i++) {
             handler.handle(delivery(group, "old-" + i, i));
         }

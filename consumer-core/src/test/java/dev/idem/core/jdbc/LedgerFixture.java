@@ -50,7 +50,7 @@ public final class LedgerFixture {
     }
 
     /** The transactional effect used across tests: one stock movement row. */
-    public static TransactionalHandler<String> insertMovement() {
+    public static <T> TransactionalHandler<T> insertMovement() {
         return (delivery, tx) -> {
             try (var insert = tx.prepareStatement("insert into stock_movement values (?, -1)")) {
                 insert.setString(1, delivery.key().value());

@@ -1,0 +1,32 @@
+package dev.idem.kafka.internal;
+
+import dev.idem.core.Envelope;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
+
+/** Turns Kafka records into envelopes. */
+public final class KafkaEnvelopes {
+
+    private static final byte[] EMPTY = new byte[0];
+
+    private KafkaEnvelopes() {
+    }
+
+    /**
+     * The envelope of a record: its offset is the position, {@code topic-partition@offset} the
+     * message id (stable across redeliveries), headers as UTF-8 text (the last value of a repeated
+     * header wins), a null value (tombstone) as an empty body.
+     */
+    public static Envelope of(ConsumerRecord<byte[], byte[]> record) {
+        Map<String, String> headers = new HashMap<>();
+        for (Header header : record.headers()) {
+            headers.put(header.key(), header.value() == null ? "" : new String(header.value(), StandardCharsets.UTF_8));
+        }
+        return new Envelope(record.topic(), record.partition(), Long.toString(record.offset()),
+                record.topic() + "-" + record.partition() + "@" + record.offset(), 0, headers,
+                record.value() == null ? EMPTY : record.value(), record.key());
+    }
+}

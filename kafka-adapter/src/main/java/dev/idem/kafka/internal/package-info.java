@@ -1,0 +1,2 @@
+/** Mapping between Kafka records and Idem's envelopes. Not public API. */
+package dev.idem.kafka.internal;

@@ -1,0 +1,279 @@
+package dev.idem.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.idem.kafka.KafkaScenario.Order;
+import dev.idem.testkit.IdemTestKit;
+import dev.idem.testkit.KafkaBroker;
+import dev.idem.testkit.PostgresDatabase;
+import dev.idem.testkit.RedisEndpoint;
+import dev.idem.testkit.TestNames;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+@IdemTestKit
+class IdemKafkaConsumerIT {
+
+    private static final Logger LOG = LoggerFactory.getLogger(IdemKafkaConsumerIT.class);
+    private static final Duration DRAIN = Duration.ofSeconds(120);
+    private static RedissonClient redisson;
+
+    @BeforeAll
+    static void connect(RedisEndpoint redis) {
+        Config config = new Config();
+        config.useSingleServer().setAddress(redis.uri().toString());
+        redisson = Redisson.create(config);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        redisson.shutdown();
+    }
+
+    /** Thrown by a handler to stand for the process dying in it. */
+    static final class Crash extends Error {
+        private static final long serialVersionUID = 1L;
+    }
+
+    // 1. Duplicate storm ---------------------------------------------------------------------
+
+    private int storm(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, boolean guards) throws Exception {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 6, guards)) {
+            scenario.handlerDelay(5);
+            scenario.produce(5_000, 3);
+            long started = System.nanoTime();
+            scenario.startConsumer(3);
+            scenario.startConsumer(3);
+            scenario.awaitDrained(DRAIN);
+            int effects = scenario.effects();
+            LOG.info("Kafka storm, guards {}: 15,000 records of 5,000 orders, 2 consumers -> {} effects in {} ms",
+                    guards ? "on" : "off", effects, (System.nanoTime() - started) / 1_000_000);
+            return effects;
+        }
+    }
+
+    @Test
+    void aDuplicateStormOnTwoConsumersAppliesEachOrderOnce(KafkaBroker kafka, PostgresDatabase postgres,
+                                                           TestNames names) throws Exception {
+        assertThat(storm(kafka, postgres, names, true)).isEqualTo(5_000);
+    }
+
+    @Test
+    void withoutClaimAndBusinessCheckTheStormAppliesDuplicates(KafkaBroker kafka, PostgresDatabase postgres,
+                                                               TestNames names) throws Exception {
+        assertThat(storm(kafka, postgres, names, false)).isGreaterThan(5_000);
+    }
+
+    // 2. Poison ------------------------------------------------------------------------------
+
+    @Test
+    void aPoisonMessageRunsFiveTimesThenGoesToTheDeadLetterTopicOnceAndThePartitionMovesOn(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, true)) {
+            String poison = scenario.orderId(7);
+            scenario.behaviour((order, invocation) -> {
+                if (order.id().equals(poison)) {
+                    throw new IllegalStateException("no such warehouse");
+                }
+            });
+            scenario.produce(20, 1);
+            scenario.startConsumer(1);
+            scenario.awaitDrained(DRAIN);
+
+            assertThat(scenario.invocations.get(poison)).hasSize(5);
+            assertThat(scenario.effects()).isEqualTo(19);
+            assertThat(scenario.compensated).singleElement()
+                    .satisfies(d -> assertThat(d.key().value()).isEqualTo(poison));
+            List<ConsumerRecord<byte[], byte[]>> deadLetters = scenario.readAll(scenario.topic + ".DLT");
+            assertThat(deadLetters).hasSize(1);
+            ConsumerRecord<byte[], byte[]> deadLetter = deadLetters.get(0);
+            assertThat(new String(deadLetter.key(), StandardCharsets.UTF_8)).isEqualTo(poison);
+            assertThat(deadLetter.value()).isEqualTo(KafkaScenario.json(new Order(poison, 1)));
+            Map<String, String> headers = headers(deadLetter);
+            assertThat(headers).containsEntry("idem-original-topic", scenario.topic)
+                    .containsEntry("idem-original-partition", "0")
+                    .containsEntry("idem-original-offset", "7")
+                    .containsEntry("idem-consumer-group", scenario.group)
+                    .containsEntry("idem-idempotency-key", poison)
+                    .containsEntry("idem-attempts", "5")
+                    .containsEntry("idem-reason", "attempts exhausted")
+                    .containsEntry("idem-exception-class", IllegalStateException.class.getName())
+                    .containsEntry("idem-exception-message", "no such warehouse")
+                    .containsKeys("idem-exception-stacktrace", "idem-first-failure-at", "idem-last-failure-at");
+            assertThat(Instant.parse(headers.get("idem-first-failure-at")))
+                    .isBefore(Instant.parse(headers.get("idem-last-failure-at")));
+        }
+    }
+
+    private static Map<String, String> headers(ConsumerRecord<byte[], byte[]> record) {
+        Map<String, String> headers = new HashMap<>();
+        for (Header header : record.headers()) {
+            assertThat(headers).as("header %s appears once", header.key()).doesNotContainKey(header.key());
+            headers.put(header.key(), new String(header.value(), StandardCharsets.UTF_8));
+        }
+        return headers;
+    }
+
+    // 3. Transient ---------------------------------------------------------------------------
+
+    @Test
+    void aMessageFailingTwiceThenSucceedingIsAppliedOnceWithRetriesSpacedByTheBackoff(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, true)) {
+            String flaky = scenario.orderId(3);
+            Duration backoff = Duration.ofMillis(400);
+            scenario.backoff(backoff).behaviour((order, invocation) -> {
+                if (order.id().equals(flaky) && invocation <= 2) {
+                    throw new IllegalStateException("stock service timeout");
+                }
+            });
+            scenario.produce(10, 1);
+            scenario.startConsumer(1);
+            scenario.awaitDrained(DRAIN);
+
+            List<Instant> calls = scenario.invocations.get(flaky);
+            assertThat(calls).hasSize(3);
+            for (int i = 1; i < calls.size(); i++) {
+                assertThat(Duration.between(calls.get(i - 1), calls.get(i))).isGreaterThanOrEqualTo(backoff);
+            }
+            assertThat(scenario.effects()).isEqualTo(10);
+            assertThat(scenario.compensated).isEmpty();
+            assertThat(scenario.readAll(scenario.topic + ".DLT")).isEmpty();
+        }
+    }
+
+    // 4. Crash -------------------------------------------------------------------------------
+
+    private int crash(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, boolean guards) throws Exception {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 2, guards)) {
+            AtomicBoolean crashed = new AtomicBoolean();
+            String victim = scenario.orderId(650);
+            scenario.lease(Duration.ofSeconds(2)).behaviour((order, invocation) -> {
+                if (order.id().equals(victim) && crashed.compareAndSet(false, true)) {
+                    throw new Crash();
+                }
+            });
+            scenario.produce(1_000, 1);
+            IdemKafkaConsumer<Order> first = scenario.startConsumer(1, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100));
+            await().atMost(DRAIN).until(() -> !first.isRunning());
+            assertThat(first.failure()).isInstanceOf(Crash.class);
+
+            scenario.startConsumer(1, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100));
+            scenario.awaitDrained(DRAIN);
+            int effects = scenario.effects();
+            LOG.info("Kafka crash, guards {}: 1,000 orders, consumer crashed mid-batch -> {} effects",
+                    guards ? "on" : "off", effects);
+            return effects;
+        }
+    }
+
+    @Test
+    void aConsumerCrashingMidBatchAndAReplacementApplyEveryOrderOnceAndLoseNone(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        assertThat(crash(kafka, postgres, names, true)).isEqualTo(1_000);
+    }
+
+    @Test
+    void withoutClaimAndBusinessCheckACrashReappliesTheUncommittedRecords(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        assertThat(crash(kafka, postgres, names, false)).isGreaterThan(1_000);
+    }
+
+    // 5. Rebalance ---------------------------------------------------------------------------
+
+    private int rebalance(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, boolean guards)
+            throws Exception {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 6, guards)) {
+            scenario.handlerDelay(2);
+            scenario.produce(3_000, 3);
+            IdemKafkaConsumer<Order> leaving = scenario.startConsumer(2);
+            scenario.startConsumer(2);
+            await().atMost(DRAIN).until(() -> scenario.invocations.size() >= 1_000);
+            scenario.startConsumer(2);
+            await().atMost(DRAIN).until(() -> scenario.invocations.size() >= 2_000);
+            leaving.close();
+            scenario.awaitDrained(DRAIN);
+            int effects = scenario.effects();
+            LOG.info("Kafka rebalance, guards {}: 9,000 records of 3,000 orders, a consumer joins and one leaves "
+                    + "-> {} effects", guards ? "on" : "off", effects);
+            return effects;
+        }
+    }
+
+    @Test
+    void aConsumerJoiningAndOneLeavingMidRunLoseNothingAndApplyNothingTwice(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        assertThat(rebalance(kafka, postgres, names, true)).isEqualTo(3_000);
+    }
+
+    @Test
+    void withoutClaimAndBusinessCheckTheRebalanceRunAppliesDuplicates(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        assertThat(rebalance(kafka, postgres, names, false)).isGreaterThan(3_000);
+    }
+
+    // 6. Ordering ----------------------------------------------------------------------------
+
+    @Test
+    void laterMessagesOfAPartitionWaitForAFailedOne(KafkaBroker kafka, PostgresDatabase postgres, TestNames names)
+            throws Exception {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, true)) {
+            String third = scenario.orderId(2);
+            scenario.behaviour((order, invocation) -> {
+                if (order.id().equals(third) && invocation <= 2) {
+                    throw new IllegalStateException("reservation locked");
+                }
+            });
+            scenario.produce(5, 1);
+            scenario.startConsumer(1);
+            scenario.awaitDrained(DRAIN);
+
+            List<String> expected = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                expected.add(scenario.orderId(i));
+            }
+            assertThat(scenario.appliedOrder).containsExactlyElementsOf(expected);
+        }
+    }
+
+    // Bad input ------------------------------------------------------------------------------
+
+    @Test
+    void anUndecodableRecordGoesToTheDeadLetterTopicWithItsReasonAndThePartitionMovesOn(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, true)) {
+            scenario.produceRaw(List.of(KafkaScenario.json(new Order(scenario.orderId(0), 1)),
+                    "{\"id\": truncated".getBytes(StandardCharsets.UTF_8),
+                    KafkaScenario.json(new Order(scenario.orderId(2), 1))));
+            scenario.startConsumer(1);
+            scenario.awaitDrained(DRAIN);
+
+            assertThat(scenario.effects()).isEqualTo(2);
+            List<ConsumerRecord<byte[], byte[]>> deadLetters = scenario.readAll(scenario.topic + ".DLT");
+            assertThat(deadLetters).singleElement().satisfies(d -> {
+                assertThat(new String(d.value(), StandardCharsets.UTF_8)).isEqualTo("{\"id\": truncated");
+                assertThat(headers(d).get("idem-reason")).startsWith("undecodable payload");
+                assertThat(headers(d)).containsEntry("idem-attempts", "0");
+            });
+            assertThat(scenario.compensated).hasSize(1);
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package dev.idem.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.kafka.KafkaScenario.Order;
+import dev.idem.testkit.IdemTestKit;
+import dev.idem.testkit.KafkaBroker;
+import dev.idem.testkit.PostgresDatabase;
+import dev.idem.testkit.RedisEndpoint;
+import dev.idem.testkit.TestNames;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/** A poll loop written by the user, with Idem deciding per record what to commit and where to seek. */
+@IdemTestKit
+class KafkaRecordProcessorIT {
+
+    @Test
+    void aHandWrittenPollLoopAppliesEachOrderOnce(KafkaBroker kafka, RedisEndpoint redis, PostgresDatabase postgres,
+                                                  TestNames names) throws Exception {
+        Config config = new Config();
+        config.useSingleServer().setAddress(redis.uri().toString());
+        RedissonClient redisson = Redisson.create(config);
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 3, true);
+             KafkaDeadLetterPublisher deadLetters = KafkaDeadLetterPublisher.builder(
+                     Map.of("bootstrap.servers", kafka.bootstrapServers())).build()) {
+            scenario.produce(300, 2);
+            IdempotentProcessor<Order> processor = scenario.processorBuilder().group(scenario.group)
+                    .deadLetters(deadLetters).build();
+            KafkaRecordProcessor<Order> idem = KafkaRecordProcessor.of(processor);
+            Map<String, Object> consumerConfig = scenario.consumerConfig();
+            consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+
+            try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig,
+                    new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                consumer.subscribe(List.of(scenario.topic));
+                await().atMost(Duration.ofSeconds(60)).pollInSameThread().pollDelay(Duration.ZERO).until(() -> {
+                    PollResult result = idem.process(consumer.poll(Duration.ofMillis(200)));
+                    consumer.commitSync(result.commits());
+                    result.redeliveries().forEach((partition, r) -> consumer.seek(partition, r.offset()));
+                    return scenario.effects() == 300 && result.outcomes().isEmpty();
+                });
+            } finally {
+                processor.close();
+            }
+            scenario.awaitDrained(Duration.ofSeconds(30));
+            assertThat(scenario.effects()).isEqualTo(300);
+        } finally {
+            redisson.shutdown();
+        }
+    }
+}

@@ -1,0 +1,275 @@
+package dev.idem.kafka;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.idem.core.DeadLetter;
+import dev.idem.core.DeliveryHandler;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.NoClaimStore;
+import dev.idem.core.jdbc.JdbcEffectLedger;
+import dev.idem.core.jdbc.LedgerFixture;
+import dev.idem.core.jdbc.ThreadConnections;
+import dev.idem.core.redis.RedisClaimStore;
+import dev.idem.core.spi.Backoff;
+import dev.idem.core.spi.DedupCheck;
+import dev.idem.core.spi.KeySource;
+import dev.idem.core.spi.PayloadCodec;
+import dev.idem.testkit.KafkaBroker;
+import dev.idem.testkit.PostgresDatabase;
+import dev.idem.testkit.TestNames;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.redisson.api.RedissonClient;
+
+/**
+ * One test's world: a topic on the real broker, Idem consumers with Redis claims and a PostgreSQL
+ * ledger, and the effects they leave (stock movement rows), handler calls and compensations.
+ */
+final class KafkaScenario implements AutoCloseable {
+
+    /** The payload of the test topic. */
+    record Order(String id, int quantity) {
+    }
+
+    /** What the handler does before applying an effect; throw to fail the attempt. */
+    @FunctionalInterface
+    interface Behaviour {
+        void before(Order order, int invocation) throws Exception;
+    }
+
+    final String topic;
+    final String group;
+    final List<DeadLetter> compensated = new CopyOnWriteArrayList<>();
+    final Map<String, List<Instant>> invocations = new ConcurrentHashMap<>();
+    final List<String> appliedOrder = new CopyOnWriteArrayList<>();
+
+    private final KafkaBroker kafka;
+    private final RedissonClient redisson;
+    private final TestNames names;
+    private final boolean guards;
+    private final ThreadConnections connections;
+    private final PostgresDatabase postgres;
+    private final List<IdemKafkaConsumer<Order>> consumers = new ArrayList<>();
+    private volatile Behaviour behaviour = (order, invocation) -> { };
+    private volatile int maxDelayMillis;
+    private volatile Duration backoff = Duration.ofMillis(100);
+    private volatile Duration lease = Duration.ofSeconds(30);
+
+    KafkaScenario(KafkaBroker kafka, RedissonClient redisson, PostgresDatabase postgres, TestNames names,
+                  int partitions, boolean guards) throws Exception {
+        this.kafka = kafka;
+        this.redisson = redisson;
+        this.postgres = postgres;
+        this.names = names;
+        this.guards = guards;
+        this.topic = names.topic();
+        this.group = names.group();
+        kafka.createTopic(topic, partitions);
+        this.connections = new ThreadConnections(postgres.jdbcUrl(), postgres.user(), postgres.password());
+        try (Connection connection = postgres.connect()) {
+            LedgerFixture.createTables(connection, "postgresql");
+        }
+    }
+
+    KafkaScenario behaviour(Behaviour behaviour) {
+        this.behaviour = behaviour;
+        return this;
+    }
+
+    KafkaScenario handlerDelay(int maxDelayMillis) {
+        this.maxDelayMillis = maxDelayMillis;
+        return this;
+    }
+
+    KafkaScenario backoff(Duration backoff) {
+        this.backoff = backoff;
+        return this;
+    }
+
+    KafkaScenario lease(Duration lease) {
+        this.lease = lease;
+        return this;
+    }
+
+    String orderId(int i) {
+        return topic + ":" + i;
+    }
+
+    IdempotentProcessor.Builder<Order> processorBuilder() {
+        JdbcEffectLedger ledger = JdbcEffectLedger.builder(connections.dataSource()).build();
+        DeliveryHandler<Order> handler = guards
+                ? ledger.transactional((delivery, tx) -> {
+                    invoked(delivery.payload());
+                    LedgerFixture.<Order>insertMovement().handle(delivery, tx);
+                    appliedOrder.add(delivery.payload().id());
+                })
+                : delivery -> {
+                    invoked(delivery.payload());
+                    try (Connection tx = connections.dataSource().getConnection()) {
+                        LedgerFixture.<Order>insertMovement().handle(delivery, tx);
+                    }
+                    appliedOrder.add(delivery.payload().id());
+                };
+        return IdempotentProcessor.builder(handler)
+                .claims(guards ? RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build()
+                        : new NoClaimStore())
+                .dedupCheck(guards ? ledger : DedupCheck.none())
+                .codec(PayloadCodec.json(Order.class))
+                .keys(KeySource.payload(Order::id))
+                .compensation(compensated::add)
+                .backoff(Backoff.fixed(backoff))
+                .lease(lease)
+                .meterRegistry(new SimpleMeterRegistry());
+    }
+
+    private void invoked(Order order) throws Exception {
+        List<Instant> calls = invocations.computeIfAbsent(order.id(), id -> new CopyOnWriteArrayList<>());
+        calls.add(Instant.now());
+        behaviour.before(order, calls.size());
+        if (maxDelayMillis > 0) {
+            TimeUnit.MICROSECONDS.sleep(ThreadLocalRandom.current().nextInt(maxDelayMillis * 1000));
+        }
+    }
+
+    Map<String, Object> consumerConfig() {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        return config;
+    }
+
+    IdemKafkaConsumer<Order> startConsumer(int concurrency) {
+        return startConsumer(concurrency, Map.of());
+    }
+
+    IdemKafkaConsumer<Order> startConsumer(int concurrency, Map<String, Object> extra) {
+        Map<String, Object> config = consumerConfig();
+        config.putAll(extra);
+        IdemKafkaConsumer<Order> consumer = IdemKafkaConsumer.builder(config, processorBuilder())
+                .topics(topic).concurrency(concurrency).build();
+        consumers.add(consumer);
+        consumer.start();
+        return consumer;
+    }
+
+    /** Sends every order {@code copies} times (as a retrying producer would), keyed by order id. */
+    void produce(int orders, int copies) {
+        List<byte[]> values = new ArrayList<>();
+        for (int copy = 0; copy < copies; copy++) {
+            for (int i = 0; i < orders; i++) {
+                values.add(json(new Order(orderId(i), 1)));
+            }
+        }
+        produceRaw(values);
+    }
+
+    void produceRaw(List<byte[]> values) {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.LINGER_MS_CONFIG, 5), new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (byte[] value : values) {
+                String key = keyOf(value);
+                producer.send(new ProducerRecord<>(topic, key == null ? null : key.getBytes(StandardCharsets.UTF_8),
+                        value));
+            }
+            producer.flush();
+        }
+    }
+
+    private static String keyOf(byte[] value) {
+        String text = new String(value, StandardCharsets.UTF_8);
+        int at = text.indexOf("\"id\":\"");
+        return at < 0 ? null : text.substring(at + 6, text.indexOf('"', at + 6));
+    }
+
+    static byte[] json(Order order) {
+        return ("{\"id\":\"" + order.id() + "\",\"quantity\":" + order.quantity() + "}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Waits until the group has committed every record of the topic. */
+    void awaitDrained(Duration timeout) {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+            await().atMost(timeout).pollInterval(Duration.ofMillis(200)).until(() -> drained(admin));
+        }
+    }
+
+    private boolean drained(Admin admin) throws Exception {
+        Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
+                .partitionsToOffsetAndMetadata().get();
+        Set<TopicPartition> partitions = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic)
+                .partitions().stream().map(p -> new TopicPartition(topic, p.partition())).collect(Collectors.toSet());
+        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends = admin.listOffsets(
+                partitions.stream().collect(Collectors.toMap(p -> p, p -> OffsetSpec.latest()))).all().get();
+        return partitions.stream().allMatch(p -> committed.get(p) != null
+                && committed.get(p).offset() >= ends.get(p).offset());
+    }
+
+    /** Stock movements written for this scenario's orders. */
+    int effects() throws Exception {
+        try (Connection connection = postgres.connect();
+             var select = connection.prepareStatement("select count(*) from stock_movement where idempotency_key like ?")) {
+            select.setString(1, topic + ":%");
+            try (var rows = select.executeQuery()) {
+                rows.next();
+                return rows.getInt(1);
+            }
+        }
+    }
+
+    /** Every record on a topic, read from the beginning until it stays quiet. */
+    List<ConsumerRecord<byte[], byte[]>> readAll(String anyTopic) {
+        List<ConsumerRecord<byte[], byte[]>> all = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                ConsumerConfig.GROUP_ID_CONFIG, names.group("reader-" + System.nanoTime()),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            reader.subscribe(List.of(anyTopic));
+            long quietSince = System.nanoTime();
+            while (System.nanoTime() - quietSince < TimeUnit.SECONDS.toNanos(2)) {
+                var polled = reader.poll(Duration.ofMillis(200));
+                polled.forEach(all::add);
+                if (!polled.isEmpty()) {
+                    quietSince = System.nanoTime();
+                }
+            }
+        }
+        return all;
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (IdemKafkaConsumer<Order> consumer : consumers) {
+            consumer.close();
+        }
+        connections.close();
+    }
+}
