@@ -218,6 +218,11 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
             return this;
         }
 
+        /** The attempts set so far, for adapters that check them against the broker's own limit. */
+        public int maxAttempts() {
+            return maxAttempts;
+        }
+
         /** The lease set so far, for adapters that validate it against broker settings. */
         public Duration lease() {
             return lease;

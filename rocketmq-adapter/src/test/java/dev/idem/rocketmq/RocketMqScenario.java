@@ -1,0 +1,284 @@
+package dev.idem.rocketmq;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.idem.core.DeadLetter;
+import dev.idem.core.DeliveryHandler;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.NoClaimStore;
+import dev.idem.core.jdbc.JdbcEffectLedger;
+import dev.idem.core.jdbc.LedgerFixture;
+import dev.idem.core.jdbc.ThreadConnections;
+import dev.idem.core.redis.RedisClaimStore;
+import dev.idem.core.spi.Backoff;
+import dev.idem.core.spi.DedupCheck;
+import dev.idem.core.spi.KeySource;
+import dev.idem.core.spi.PayloadCodec;
+import dev.idem.testkit.PostgresDatabase;
+import dev.idem.testkit.RocketMqBroker;
+import dev.idem.testkit.TestNames;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageExt;
+import org.redisson.api.RedissonClient;
+
+/**
+ * One test's world on the real RocketMQ broker: a topic, Idem consumers with Redis claims and a
+ * PostgreSQL ledger, and what they leave behind: stock movements, handler calls, compensations.
+ */
+final class RocketMqScenario implements AutoCloseable {
+
+    record Order(String id, int quantity) {
+    }
+
+    /** Runs before the effect; throw to fail the attempt. */
+    @FunctionalInterface
+    interface Behaviour {
+        void before(Order order, int invocation, int brokerAttempt) throws Exception;
+    }
+
+    final String topic;
+    final String group;
+    final List<DeadLetter> compensated = new CopyOnWriteArrayList<>();
+    final Map<String, List<Integer>> invocations = new ConcurrentHashMap<>();
+    final List<String> appliedOrder = new CopyOnWriteArrayList<>();
+
+    private final RocketMqBroker rocketMq;
+    private final RedissonClient redisson;
+    private final PostgresDatabase postgres;
+    private final TestNames names;
+    private final boolean guards;
+    private final ThreadConnections connections;
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private volatile Behaviour behaviour = (order, invocation, attempt) -> { };
+    private volatile int maxDelayMillis;
+
+    RocketMqScenario(RocketMqBroker rocketMq, RedissonClient redisson, PostgresDatabase postgres, TestNames names,
+                     int queues, boolean guards) throws Exception {
+        this.rocketMq = rocketMq;
+        this.redisson = redisson;
+        this.postgres = postgres;
+        this.names = names;
+        this.guards = guards;
+        this.topic = names.topic();
+        this.group = names.group();
+        rocketMq.createTopic(topic, queues);
+        rocketMq.createTopic(topic + "_DLQ", 1);
+        rocketMq.createRetryTopic(group);
+        connections = new ThreadConnections(postgres.jdbcUrl(), postgres.user(), postgres.password());
+        try (Connection connection = postgres.connect()) {
+            LedgerFixture.createTables(connection, "postgresql");
+        }
+    }
+
+    RocketMqScenario behaviour(Behaviour behaviour) {
+        this.behaviour = behaviour;
+        return this;
+    }
+
+    RocketMqScenario handlerDelay(int maxDelayMillis) {
+        this.maxDelayMillis = maxDelayMillis;
+        return this;
+    }
+
+    String orderId(int i) {
+        return topic + ":" + i;
+    }
+
+    private JdbcEffectLedger ledger() {
+        return JdbcEffectLedger.builder(connections.dataSource()).build();
+    }
+
+    IdempotentProcessor.Builder<Order> processorBuilder() {
+        JdbcEffectLedger ledger = ledger();
+        DeliveryHandler<Order> handler = guards
+                ? ledger.transactional((delivery, tx) -> {
+                    invoked(delivery.payload(), delivery.envelope().brokerAttempt());
+                    LedgerFixture.<Order>insertMovement().handle(delivery, tx);
+                    appliedOrder.add(delivery.payload().id());
+                })
+                : delivery -> {
+                    invoked(delivery.payload(), delivery.envelope().brokerAttempt());
+                    try (Connection tx = connections.dataSource().getConnection()) {
+                        LedgerFixture.<Order>insertMovement().handle(delivery, tx);
+                    }
+                    appliedOrder.add(delivery.payload().id());
+                };
+        return IdempotentProcessor.builder(handler)
+                .claims(guards ? RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build()
+                        : new NoClaimStore())
+                .dedupCheck(guards ? ledger : DedupCheck.none())
+                .codec(PayloadCodec.json(Order.class))
+                .keys(KeySource.payload(Order::id))
+                .compensation(compensated::add)
+                .backoff(Backoff.fixed(Duration.ofSeconds(1)))
+                .meterRegistry(new SimpleMeterRegistry());
+    }
+
+    private void invoked(Order order, int brokerAttempt) throws Exception {
+        List<Integer> calls = invocations.computeIfAbsent(order.id(), id -> new CopyOnWriteArrayList<>());
+        calls.add(brokerAttempt);
+        behaviour.before(order, calls.size(), brokerAttempt);
+        if (maxDelayMillis > 0) {
+            TimeUnit.MICROSECONDS.sleep(ThreadLocalRandom.current().nextInt(maxDelayMillis * 1000));
+        }
+    }
+
+    IdemRocketMqConsumer<Order> startConsumer(Consumer<IdemRocketMqConsumer.Builder<Order>> settings) {
+        IdemRocketMqConsumer.Builder<Order> builder = IdemRocketMqConsumer
+                .builder(rocketMq.nameServerAddress(), group, processorBuilder())
+                .subscribe(topic, "*").consumeFrom(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET).threads(8);
+        settings.accept(builder);
+        IdemRocketMqConsumer<Order> consumer = builder.build();
+        closeables.add(consumer);
+        consumer.start();
+        return consumer;
+    }
+
+    /** An existing, plain listener wrapped by Idem in one line. */
+    DefaultMQPushConsumer startWrapped(MessageListenerConcurrently existing) throws Exception {
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
+        consumer.setNamesrvAddr(rocketMq.nameServerAddress());
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.subscribe(topic, "*");
+        JdbcEffectLedger ledger = ledger();
+        IdemRocketMq.Idem idem = IdemRocketMq.wrap(consumer, existing, settings -> settings
+                .claims(RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build())
+                .dedupCheck(ledger).keys(KeySource.messageKey()).meterRegistry(new SimpleMeterRegistry()));
+        closeables.add(idem);
+        closeables.add(consumer::shutdown);
+        consumer.start();
+        return consumer;
+    }
+
+    /** Sends each order {@code copies} times, keyed by order id, spread over the queues. */
+    void produce(int orders, int copies) throws Exception {
+        List<Message> messages = new ArrayList<>();
+        for (int copy = 0; copy < copies; copy++) {
+            for (int i = 0; i < orders; i++) {
+                messages.add(message(json(new Order(orderId(i), 1)), orderId(i)));
+            }
+        }
+        send(messages);
+    }
+
+    Message message(byte[] body, String keys) {
+        Message message = new Message(topic, body);
+        if (keys != null) {
+            message.setKeys(keys);
+        }
+        return message;
+    }
+
+    void send(List<Message> messages) throws Exception {
+        DefaultMQProducer producer = new DefaultMQProducer(names.group("producer-" + System.nanoTime()));
+        producer.setNamesrvAddr(rocketMq.nameServerAddress());
+        producer.start();
+        try {
+            for (Message message : messages) {
+                producer.send(message);
+            }
+        } finally {
+            producer.shutdown();
+        }
+    }
+
+    /** Sends messages to one queue, in order. */
+    void sendToQueue(List<Message> messages, int queue) throws Exception {
+        DefaultMQProducer producer = new DefaultMQProducer(names.group("producer-" + System.nanoTime()));
+        producer.setNamesrvAddr(rocketMq.nameServerAddress());
+        producer.start();
+        try {
+            for (Message message : messages) {
+                producer.send(message, (queues, msg, arg) -> queues.get(queue % queues.size()), null);
+            }
+        } finally {
+            producer.shutdown();
+        }
+    }
+
+    static byte[] json(Order order) {
+        return ("{\"id\":\"" + order.id() + "\",\"quantity\":" + order.quantity() + "}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    int effects() throws Exception {
+        try (Connection connection = postgres.connect();
+             var select = connection.prepareStatement("select count(*) from stock_movement where idempotency_key like ?")) {
+            select.setString(1, topic + ":%");
+            try (var rows = select.executeQuery()) {
+                rows.next();
+                return rows.getInt(1);
+            }
+        }
+    }
+
+    int calls() {
+        return invocations.values().stream().mapToInt(List::size).sum();
+    }
+
+    /** Waits until handler calls stop changing for {@code quiet}. */
+    void awaitQuiet(Duration quiet, Duration timeout) {
+        int[] last = {-1};
+        long[] since = {System.nanoTime()};
+        await().atMost(timeout).pollInterval(Duration.ofMillis(100)).until(() -> {
+            int now = calls();
+            if (now != last[0]) {
+                last[0] = now;
+                since[0] = System.nanoTime();
+            }
+            return System.nanoTime() - since[0] >= quiet.toNanos();
+        });
+    }
+
+    /** Every message in this scenario's dead-letter topic, read by a fresh plain consumer. */
+    List<MessageExt> deadLetters(Duration quiet) throws Exception {
+        List<MessageExt> received = new CopyOnWriteArrayList<>();
+        DefaultMQPushConsumer reader = new DefaultMQPushConsumer(names.group("dlq-reader-" + System.nanoTime()));
+        reader.setNamesrvAddr(rocketMq.nameServerAddress());
+        reader.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        reader.subscribe(topic + "_DLQ", "*");
+        reader.registerMessageListener((MessageListenerConcurrently) (messages, context) -> {
+            received.addAll(messages);
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        reader.start();
+        try {
+            int[] last = {-1};
+            long[] since = {System.nanoTime()};
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+                if (received.size() != last[0]) {
+                    last[0] = received.size();
+                    since[0] = System.nanoTime();
+                }
+                return System.nanoTime() - since[0] >= quiet.toNanos();
+            });
+        } finally {
+            reader.shutdown();
+        }
+        return received;
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (AutoCloseable closeable : closeables) {
+            closeable.close();
+        }
+        connections.close();
+    }
+}
