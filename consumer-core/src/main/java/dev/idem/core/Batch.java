@@ -11,15 +11,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Messages claimed together in one round trip, processed one by one, and completed together in
- * one more round trip on {@link #close()}. Their leases are renewed until then. Acknowledge the
- * broker only after {@code close()}: until then a success is not yet recorded in the claim store
- * (the business check still guards it). Thread-safe: several threads may process different messages
+ * one more round trip sent by {@link #close()}, which does not wait for it (decision 0007): the
+ * adapter acknowledges the broker meanwhile. Until the completion lands the keys stay claimed by
+ * this batch, so other consumers find them busy; the processor's next claim waits for it. Thread-safe: several threads may process different messages
  * (one per partition, say); a key running on one thread is {@link Outcome.Busy} on another. Close
  * the batch once, after every thread is done with it.
  *
@@ -32,6 +34,7 @@ public final class Batch<T> implements AutoCloseable {
     private final Pipeline<T> pipeline;
     private final ClaimStore store;
     private final LeaseRenewer renewer;
+    private final Consumer<CompletableFuture<?>> pendingCompletion;
     private final String owner;
     private final boolean firm;
     private final List<Prepared<T>> items;
@@ -48,10 +51,12 @@ public final class Batch<T> implements AutoCloseable {
     private volatile boolean closed;
 
     Batch(Pipeline<T> pipeline, ClaimStore store, LeaseRenewer renewer, String owner, boolean firm,
-          List<Prepared<T>> items, Map<IdempotencyKey, Claim> claims, ClaimStoreException claimFailure) {
+          List<Prepared<T>> items, Map<IdempotencyKey, Claim> claims, ClaimStoreException claimFailure,
+          Consumer<CompletableFuture<?>> pendingCompletion) {
         this.pipeline = pipeline;
         this.store = store;
         this.renewer = renewer;
+        this.pendingCompletion = pendingCompletion;
         this.owner = owner;
         this.firm = firm;
         this.items = items;
@@ -110,9 +115,9 @@ public final class Batch<T> implements AutoCloseable {
     }
 
     /**
-     * Marks the successes done in one round trip and releases the claims of messages not processed.
-     * A store failure here is logged, not thrown: the effects are applied and the business check
-     * guards them.
+     * Sends the completion of the successes (one round trip, not awaited) and releases the claims of
+     * messages never started. Store failures are logged, not thrown: the effects are applied and the
+     * business check guards them.
      */
     @Override
     public synchronized void close() {
@@ -128,19 +133,24 @@ public final class Batch<T> implements AutoCloseable {
             }
         });
         try {
-            if (!toComplete.isEmpty()) {
-                Set<IdempotencyKey> refused = store.complete(toComplete, owner);
-                if (!refused.isEmpty()) {
-                    LOG.warn("{} completion(s) refused because their claims passed to another owner, e.g. {}",
-                            refused.size(), refused.iterator().next());
-                }
-            }
             if (!unprocessed.isEmpty()) {
                 store.release(unprocessed, owner);
             }
         } catch (ClaimStoreException e) {
-            LOG.warn("could not record {} completion(s) and {} release(s); leases will expire and the business "
-                    + "check will recognise the effects", toComplete.size(), unprocessed.size(), e);
+            LOG.warn("could not release {} unstarted claim(s); their leases will expire", unprocessed.size(), e);
         }
+        if (toComplete.isEmpty()) {
+            return;
+        }
+        int count = toComplete.size();
+        pendingCompletion.accept(store.completeAsync(List.copyOf(toComplete), owner).whenComplete((refused, error) -> {
+            if (error != null) {
+                LOG.warn("could not record {} completion(s); their leases will expire and the business check "
+                        + "will recognise the effects", count, error);
+            } else if (!refused.isEmpty()) {
+                LOG.warn("{} completion(s) refused because their claims passed to another owner, e.g. {}",
+                        refused.size(), refused.iterator().next());
+            }
+        }));
     }
 }

@@ -27,7 +27,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Runs deliveries through Idem's fixed order (DESIGN §2): claim, business dedup check, handler,
@@ -44,12 +49,18 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class IdempotentProcessor<T> implements AutoCloseable {
 
+    // How long a claim or close waits for the previous completion: a Redis round trip, with margin.
+    private static final Duration COMPLETION_WAIT = Duration.ofSeconds(5);
+
     private final Pipeline<T> pipeline;
     private final ClaimStore claims;
     private final Duration lease;
     private final LeaseRenewer renewer;
     private final String instance = UUID.randomUUID().toString().substring(0, 13);
     private final AtomicLong owners = new AtomicLong();
+    // The last completion sent and not yet confirmed (decision 0007).
+    private final AtomicReference<CompletableFuture<?>> pendingCompletion =
+            new AtomicReference<>(CompletableFuture.completedFuture(null));
 
     private IdempotentProcessor(Builder<T> b) {
         this.claims = b.claims;
@@ -70,7 +81,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         return new Builder<>(handler);
     }
 
-    /** Processes one message: one claim round trip, one completion round trip. */
+    /** Processes one message: one claim round trip, and one completion round trip sent without waiting. */
     public Outcome process(Envelope envelope) {
         try (Batch<T> batch = claim(List.of(envelope), true)) {
             return batch.process(0);
@@ -86,6 +97,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
     }
 
     private Batch<T> claim(List<Envelope> envelopes, boolean firm) {
+        awaitPendingCompletion();
         List<Prepared<T>> items = new ArrayList<>(envelopes.size());
         Map<IdempotencyKey, ClaimRequest> requests = new LinkedHashMap<>();
         for (Envelope envelope : envelopes) {
@@ -103,7 +115,21 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         } catch (ClaimStoreException e) {
             failure = e;
         }
-        return new Batch<>(pipeline, claims, renewer, owner, firm, items, claimed, failure);
+        return new Batch<>(pipeline, claims, renewer, owner, firm, items, claimed, failure, pendingCompletion::set);
+    }
+
+    /**
+     * Waits for the last completion sent, so a key completed by the previous batch is found done,
+     * not busy. Its failure was logged where it happened.
+     */
+    private void awaitPendingCompletion() {
+        try {
+            pendingCompletion.get().get(COMPLETION_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // Logged by the batch; a late or failed completion only makes the key look busy a while longer.
+        }
     }
 
     /** The claim lease, renewed while a claim is held. */
@@ -111,9 +137,13 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         return lease;
     }
 
-    /** Stops renewing leases. Batches still open keep their claims until the leases expire. */
+    /**
+     * Waits for the last completion sent, then stops renewing leases. Batches still open keep their
+     * claims until the leases expire.
+     */
     @Override
     public void close() {
+        awaitPendingCompletion();
         renewer.close();
     }
 

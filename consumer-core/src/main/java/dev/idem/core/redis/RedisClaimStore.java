@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 import org.redisson.api.RBatch;
@@ -35,12 +35,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Claim records in Redis (DESIGN §3): one small hash per key while in flight, a one-byte string
- * once done, every change a Lua script, every time from Redis {@code TIME}. Batches take one
- * round trip per Redis node; on a cluster their keys are grouped by hash slot. Thread-safe.
+ * Claim records in Redis (DESIGN §3): one short string per key (the one-byte {@code D} once
+ * done), every change made by one Lua script, every time taken from Redis {@code TIME}. A fresh
+ * claim costs Redis one {@code SET NX}, its completion one {@code SET GET}. Batches take one round
+ * trip per Redis node; on a cluster their keys are grouped by hash slot. Thread-safe.
  *
- * <p>Redis must run with {@code maxmemory-policy noeviction}: an evicted record is a lost claim.
- * {@link Builder#build()} warns when it is not.
+ * <p>Needs Redis 6.2 or newer ({@code SET ... GET}, {@code KEEPTTL}). Redis must run with
+ * {@code maxmemory-policy noeviction}: an evicted record is a lost claim. {@link Builder#build()}
+ * warns when it is not.
  */
 public final class RedisClaimStore implements ClaimStore {
 
@@ -52,8 +54,10 @@ public final class RedisClaimStore implements ClaimStore {
     private final long doneWindowMillis;
     private final long attemptsWindowMillis;
     private final boolean cluster;
-    private final Map<String, String> sources = new HashMap<>();
-    private volatile Map<String, String> shas = Map.of();
+    // Free text is stored after this separator in a record; it must not appear inside the text.
+    private static final char TEXT_SEPARATOR = '\u001f';
+    private final String source;
+    private volatile String sha;
 
     private RedisClaimStore(Builder b) {
         this.redisson = b.redisson;
@@ -62,10 +66,7 @@ public final class RedisClaimStore implements ClaimStore {
         this.doneWindowMillis = b.doneWindow.toMillis();
         this.attemptsWindowMillis = b.attemptsWindow.toMillis();
         this.cluster = redisson.getConfig().isClusterConfig();
-        for (String name : List.of("claim", "start", "renew", "complete", "fail", "release", "dead", "compensated",
-                "inspect")) {
-            sources.put(name, read(name + ".lua"));
-        }
+        this.source = read("claims.lua");
     }
 
     /**
@@ -84,8 +85,8 @@ public final class RedisClaimStore implements ClaimStore {
     @Override
     public List<Claim> claim(List<ClaimRequest> requests, String owner, Duration lease, boolean firm) {
         List<String> keys = requests.stream().map(r -> redisKey(r.key())).toList();
-        List<Object> replies = evalGrouped("claim", keys, group -> {
-            List<Object> args = new ArrayList<>(List.of(owner, Long.toString(lease.toMillis()), firm ? "1" : "0",
+        List<Object> replies = evalGrouped(keys, group -> {
+            List<Object> args = new ArrayList<>(List.of("claim", owner, Long.toString(lease.toMillis()), firm ? "1" : "0",
                     Long.toString(Math.max(attemptsWindowMillis, lease.toMillis() * 2))));
             group.forEach(i -> args.add(Integer.toString(requests.get(i).attemptFloor())));
             return args;
@@ -117,22 +118,51 @@ public final class RedisClaimStore implements ClaimStore {
 
     @Override
     public boolean start(IdempotencyKey key, String owner) {
-        return ((Number) evalOne("start", redisKey(key), RScript.ReturnType.INTEGER, owner)).longValue() == 1;
+        return ((Number) evalOne(redisKey(key), RScript.ReturnType.INTEGER, "start", owner)).longValue() == 1;
     }
 
     @Override
     public Set<IdempotencyKey> renew(Collection<IdempotencyKey> keys, String owner, Duration lease) {
-        return refused("renew", keys, owner, Long.toString(lease.toMillis()));
+        return refused("renew", keys, owner, Long.toString(lease.toMillis()), "");
     }
 
     @Override
     public Set<IdempotencyKey> complete(Collection<IdempotencyKey> keys, String owner) {
-        return refused("complete", keys, owner, Long.toString(doneWindowMillis));
+        return refused("complete", keys, owner, Long.toString(doneWindowMillis), Long.toString(attemptsWindowMillis));
     }
 
-    private Set<IdempotencyKey> refused(String name, Collection<IdempotencyKey> keys, Object... args) {
+    @Override
+    public CompletableFuture<Set<IdempotencyKey>> completeAsync(Collection<IdempotencyKey> keys, String owner) {
         List<IdempotencyKey> ordered = List.copyOf(keys);
-        List<Object> replies = evalGrouped(name, ordered.stream().map(this::redisKey).toList(), group -> List.of(args));
+        List<String> redisKeys = ordered.stream().map(this::redisKey).toList();
+        if (ordered.isEmpty() || cluster || sha == null) {
+            // Cluster batches and a first call (script not loaded yet) take the synchronous path.
+            return ClaimStore.super.completeAsync(keys, owner);
+        }
+        return script.<List<Object>>evalShaAsync(RScript.Mode.READ_WRITE, sha, RScript.ReturnType.MULTI,
+                        new ArrayList<>(redisKeys), "complete", owner, Long.toString(doneWindowMillis),
+                        Long.toString(attemptsWindowMillis))
+                .toCompletableFuture()
+                .handle((replies, error) -> {
+                    if (error == null) {
+                        Set<IdempotencyKey> refused = new HashSet<>();
+                        for (int i = 0; i < ordered.size(); i++) {
+                            if (((Number) replies.get(i)).longValue() != 1) {
+                                refused.add(ordered.get(i));
+                            }
+                        }
+                        return refused;
+                    }
+                    // NOSCRIPT after a Redis restart, or an outage: the synchronous path reloads or reports.
+                    return complete(keys, owner);
+                });
+    }
+
+    private Set<IdempotencyKey> refused(String op, Collection<IdempotencyKey> keys, String owner, String arg,
+                                        String arg2) {
+        List<IdempotencyKey> ordered = List.copyOf(keys);
+        List<Object> replies = evalGrouped(ordered.stream().map(this::redisKey).toList(),
+                group -> List.of(op, owner, arg, arg2));
         Set<IdempotencyKey> refused = new HashSet<>();
         for (int i = 0; i < ordered.size(); i++) {
             if (((Number) replies.get(i)).longValue() != 1) {
@@ -144,7 +174,7 @@ public final class RedisClaimStore implements ClaimStore {
 
     @Override
     public Optional<FailureCount> fail(IdempotencyKey key, String owner, String error) {
-        String reply = evalOne("fail", redisKey(key), RScript.ReturnType.VALUE, owner, error,
+        String reply = evalOne(redisKey(key), RScript.ReturnType.VALUE, "fail", owner, text(error),
                 Long.toString(attemptsWindowMillis));
         if (reply == null || reply.isEmpty()) {
             return Optional.empty();
@@ -157,18 +187,18 @@ public final class RedisClaimStore implements ClaimStore {
     @Override
     public void release(Collection<IdempotencyKey> keys, String owner) {
         List<String> redisKeys = keys.stream().map(this::redisKey).toList();
-        evalGrouped("release", redisKeys, group -> List.of(owner));
+        evalGrouped(redisKeys, group -> List.of("release", owner));
     }
 
     @Override
     public boolean deadLetter(IdempotencyKey key, String owner, String error) {
-        return ((Number) evalOne("dead", redisKey(key), RScript.ReturnType.INTEGER, owner, error,
+        return ((Number) evalOne(redisKey(key), RScript.ReturnType.INTEGER, "dead", owner, text(error),
                 Long.toString(doneWindowMillis))).longValue() == 1;
     }
 
     @Override
     public void recordCompensation(IdempotencyKey key, String outcome) {
-        evalOne("compensated", redisKey(key), RScript.ReturnType.INTEGER, outcome);
+        evalOne(redisKey(key), RScript.ReturnType.INTEGER, "compensated", text(outcome));
     }
 
     @Override
@@ -182,40 +212,46 @@ public final class RedisClaimStore implements ClaimStore {
 
     @Override
     public Optional<ClaimRecord> inspect(IdempotencyKey key) {
-        List<Object> reply = evalOne("inspect", redisKey(key), RScript.ReturnType.MULTI);
-        String type = (String) reply.get(0);
+        List<Object> reply = evalOne(redisKey(key), RScript.ReturnType.MULTI, "inspect");
+        String value = (String) reply.get(0);
         Duration ttl = Duration.ofMillis(Math.max(0, Long.parseLong((String) reply.get(1))));
-        if (type.equals("none")) {
+        if (value.isEmpty()) {
             return Optional.empty();
         }
-        if (type.equals("string")) {
+        if (value.equals("D")) {
             return Optional.of(new ClaimRecord(ClaimRecord.State.DONE, Optional.empty(), 0, 0, 0, Optional.empty(),
                     Optional.empty(), ttl));
         }
-        Map<String, String> h = new HashMap<>();
-        for (int i = 2; i + 1 < reply.size(); i += 2) {
-            h.put((String) reply.get(i), (String) reply.get(i + 1));
-        }
-        ClaimRecord.State state = switch (h.getOrDefault("s", "F")) {
+        // s|owner|lease|fence|attempts|failures|t|ff \u001f error \u001f compensation
+        String[] text = value.split(String.valueOf(TEXT_SEPARATOR), -1);
+        String[] f = text[0].split("\\|", -1);
+        ClaimRecord.State state = switch (f[0]) {
             case "C" -> ClaimRecord.State.CLAIMED;
             case "X" -> ClaimRecord.State.DEAD;
             default -> ClaimRecord.State.FAILED;
         };
-        return Optional.of(new ClaimRecord(state, Optional.ofNullable(h.get("o")),
-                Long.parseLong(h.getOrDefault("f", "0")), Integer.parseInt(h.getOrDefault("a", "0")),
-                Integer.parseInt(h.getOrDefault("n", "0")), Optional.ofNullable(h.get("e")),
-                Optional.ofNullable(h.get("cs")), ttl));
+        return Optional.of(new ClaimRecord(state, present(f[1]), Long.parseLong(f[3]), Integer.parseInt(f[4]),
+                Integer.parseInt(f[5]), present(text[1]), present(text[2]), ttl));
     }
 
-    private <R> R evalOne(String name, String key, RScript.ReturnType type, Object... args) {
-        return withScripts(() -> script.evalSha(RScript.Mode.READ_WRITE, sha(name), type, List.of(key), args));
+    private static Optional<String> present(String text) {
+        return text.isEmpty() ? Optional.empty() : Optional.of(text);
+    }
+
+    /** Free text as it may be stored: without the record's separator. */
+    private static String text(String text) {
+        return text.replace(TEXT_SEPARATOR, ' ');
+    }
+
+    private <R> R evalOne(String key, RScript.ReturnType type, Object... args) {
+        return withScripts(() -> script.evalSha(RScript.Mode.READ_WRITE, sha(), type, List.of(key), args));
     }
 
     /**
      * Runs a multi-key script once per hash-slot group (one group on a single server), pipelined in
      * one batch so each node gets one round trip; returns the per-key replies in key order.
      */
-    private List<Object> evalGrouped(String name, List<String> keys, Function<List<Integer>, List<Object>> args) {
+    private List<Object> evalGrouped(List<String> keys, Function<List<Integer>, List<Object>> args) {
         if (keys.isEmpty()) {
             return List.of();
         }
@@ -226,7 +262,7 @@ public final class RedisClaimStore implements ClaimStore {
                 replies.add(null);
             }
             if (groups.size() == 1) {
-                List<Object> reply = script.evalSha(RScript.Mode.READ_WRITE, sha(name), RScript.ReturnType.MULTI,
+                List<Object> reply = script.evalSha(RScript.Mode.READ_WRITE, sha(), RScript.ReturnType.MULTI,
                         new ArrayList<>(keys), args.apply(groups.get(0)).toArray());
                 scatter(groups.get(0), reply, replies);
                 return replies;
@@ -235,7 +271,7 @@ public final class RedisClaimStore implements ClaimStore {
             List<RFuture<List<Object>>> futures = new ArrayList<>(groups.size());
             for (List<Integer> group : groups) {
                 List<Object> groupKeys = group.stream().map(keys::get).map(Object.class::cast).toList();
-                futures.add(batch.getScript(StringCodec.INSTANCE).evalShaAsync(RScript.Mode.READ_WRITE, sha(name),
+                futures.add(batch.getScript(StringCodec.INSTANCE).evalShaAsync(RScript.Mode.READ_WRITE, sha(),
                         RScript.ReturnType.MULTI, groupKeys, args.apply(group).toArray()));
             }
             batch.execute();
@@ -292,20 +328,18 @@ public final class RedisClaimStore implements ClaimStore {
         return t.getMessage() == null ? e.getMessage() : t.getMessage();
     }
 
-    private String sha(String name) {
-        String sha = shas.get(name);
-        if (sha == null) {
+    private String sha() {
+        String current = sha;
+        if (current == null) {
             loadScripts();
-            sha = shas.get(name);
+            current = sha;
         }
-        return sha;
+        return current;
     }
 
     private synchronized void loadScripts() {
-        Map<String, String> loaded = new HashMap<>();
-        // On a cluster, Redisson loads each script on every master.
-        sources.forEach((name, source) -> loaded.put(name, script.scriptLoad(source)));
-        shas = Map.copyOf(loaded);
+        // On a cluster, Redisson loads the script on every master.
+        sha = script.scriptLoad(source);
     }
 
     private static String read(String resource) {

@@ -6,6 +6,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Claim records with owner tokens and leases (DESIGN §3). Every change is atomic and, except
@@ -46,6 +47,18 @@ public interface ClaimStore {
      * @return the keys {@code owner} no longer held (completion refused)
      */
     Set<IdempotencyKey> complete(Collection<IdempotencyKey> keys, String owner);
+
+    /**
+     * {@link #complete} without waiting for the store: the future holds the refused keys, or fails
+     * with {@link ClaimStoreException}. Stores that cannot do better complete synchronously.
+     */
+    default CompletableFuture<Set<IdempotencyKey>> completeAsync(Collection<IdempotencyKey> keys, String owner) {
+        try {
+            return CompletableFuture.completedFuture(complete(keys, owner));
+        } catch (ClaimStoreException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
 
     /**
      * Records a handler failure and releases the claim so the redelivery can claim again.

@@ -1,0 +1,42 @@
+package dev.idem.benchmarks;
+
+import java.util.Map;
+import java.util.Set;
+import org.redisson.api.RedissonClient;
+import org.redisson.api.redisnode.RedisNode;
+import org.redisson.api.redisnode.RedisNodes;
+
+/** Reads Redis's own counters: commands executed, per command, from INFO commandstats. */
+final class RedisProbe {
+
+    private final RedissonClient redisson;
+
+    RedisProbe(RedissonClient redisson) {
+        this.redisson = redisson;
+    }
+
+    /** Calls per command name, e.g. {evalsha=40, set=1000}; the probe's own INFO excluded. */
+    Map<String, Long> commandCalls() {
+        Map<String, String> stats = redisson.getRedisNodes(RedisNodes.SINGLE).getInstance()
+                .info(RedisNode.InfoSection.COMMANDSTATS);
+        Map<String, Long> calls = new java.util.HashMap<>();
+        stats.forEach((name, value) -> {
+            if (name.startsWith("cmdstat_") && !name.equals("cmdstat_info")) {
+                for (String part : value.split(",")) {
+                    if (part.startsWith("calls=")) {
+                        calls.put(name.substring("cmdstat_".length()), Long.parseLong(part.substring(6)));
+                    }
+                }
+            }
+        });
+        return calls;
+    }
+
+    static long total(Map<String, Long> before, Map<String, Long> after) {
+        return after.entrySet().stream().mapToLong(e -> e.getValue() - before.getOrDefault(e.getKey(), 0L)).sum();
+    }
+
+    static long of(Map<String, Long> before, Map<String, Long> after, Set<String> commands) {
+        return commands.stream().mapToLong(c -> after.getOrDefault(c, 0L) - before.getOrDefault(c, 0L)).sum();
+    }
+}
