@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.LedgerFixture;
 import dev.idem.core.jdbc.ThreadConnections;
-import dev.idem.core.redis.RedisClaimStore;
 import dev.idem.core.spi.ClaimStore;
-import dev.idem.core.spi.DedupCheck;
 import dev.idem.core.spi.KeySource;
 import dev.idem.core.spi.PayloadCodec;
 import dev.idem.testkit.IdemTestKit;
@@ -17,8 +15,6 @@ import dev.idem.testkit.TestNames;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -36,9 +32,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.redisson.Redisson;
+import dev.idem.core.redis.TestRedisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,17 +53,13 @@ class DuplicateStormIT {
 
     @BeforeAll
     static void connect(RedisEndpoint redis) {
-        Config config = new Config();
-        config.useSingleServer().setAddress(redis.uri().toString());
-        redisson = Redisson.create(config);
+        redisson = TestRedisson.connect(redis);
     }
 
     @AfterAll
     static void disconnect() {
         redisson.shutdown();
     }
-
-    private enum Guards { ON, OFF }
 
     @Test
     void eachEffectIsAppliedOnceUnderAConcurrentDuplicateStorm(PostgresDatabase postgres, TestNames names)
@@ -97,29 +88,20 @@ class DuplicateStormIT {
                      postgres.password())) {
             LedgerFixture.createTables(connection, "postgresql");
             JdbcEffectLedger ledger = JdbcEffectLedger.builder(connections.dataSource()).build();
-            DeliveryHandler<String> handler = guards == Guards.ON
-                    ? ledger.transactional((delivery, tx) -> {
-                        pause();
-                        LedgerFixture.<String>insertMovement().handle(delivery, tx);
-                    })
-                    : delivery -> {
-                        pause();
-                        try (Connection tx = connections.dataSource().getConnection()) {
-                            LedgerFixture.<String>insertMovement().handle(delivery, tx);
-                        }
-                    };
-            ClaimStore claims = guards == Guards.ON
-                    ? RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build()
-                    : new NoClaimStore();
+            DeliveryHandler<String> handler = guards.handler(ledger, connections.dataSource(), (delivery, tx) -> {
+                pause();
+                LedgerFixture.<String>insertMovement().handle(delivery, tx);
+            });
+            ClaimStore claims = guards.claims(redisson, names.keyPrefix());
             try (IdempotentProcessor<String> processor = IdempotentProcessor.builder(handler)
                     .group(names.group()).claims(claims)
-                    .dedupCheck(guards == Guards.ON ? ledger : DedupCheck.none())
+                    .dedupCheck(guards.dedupCheck(ledger))
                     .deadLetters(new RecordingPublisher()).codec(PayloadCodec.utf8())
                     .keys(KeySource.payload(payload -> payload)).meterRegistry(new SimpleMeterRegistry()).build()) {
                 deliver(processor, run, () -> redisson.getKeys().deleteByPattern(names.keyPrefix() + "*"),
                         flushRedisHalfway);
             }
-            int movements = movements(connection, run);
+            int movements = LedgerFixture.movementsWithPrefix(connection, run + ":");
             LOG.info("storm with guards {}{}: {} deliveries of {} keys -> {} stock movements", guards,
                     flushRedisHalfway ? " and Redis flushed halfway" : "", KEYS * COPIES, KEYS, movements);
             return movements;
@@ -181,14 +163,4 @@ class DuplicateStormIT {
         TimeUnit.MICROSECONDS.sleep(ThreadLocalRandom.current().nextInt(2_000));
     }
 
-    private static int movements(Connection connection, String run) throws Exception {
-        try (PreparedStatement select = connection.prepareStatement(
-                "select count(*) from stock_movement where idempotency_key like ?")) {
-            select.setString(1, run + ":%");
-            try (ResultSet rows = select.executeQuery()) {
-                rows.next();
-                return rows.getInt(1);
-            }
-        }
-    }
 }

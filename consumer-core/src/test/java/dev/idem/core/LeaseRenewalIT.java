@@ -23,9 +23,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.redisson.Redisson;
+import dev.idem.core.redis.TestRedisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 
 @IdemTestKit
 class LeaseRenewalIT {
@@ -35,9 +34,7 @@ class LeaseRenewalIT {
 
     @BeforeAll
     static void connect(RedisEndpoint redis) {
-        Config config = new Config();
-        config.useSingleServer().setAddress(redis.uri().toString());
-        redisson = Redisson.create(config);
+        redisson = TestRedisson.connect(redis);
     }
 
     @AfterAll

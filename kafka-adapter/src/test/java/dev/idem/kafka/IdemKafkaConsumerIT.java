@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import dev.idem.core.Guards;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -23,9 +24,8 @@ import org.apache.kafka.common.header.Header;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.redisson.Redisson;
+import dev.idem.core.redis.TestRedisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,9 +38,7 @@ class IdemKafkaConsumerIT {
 
     @BeforeAll
     static void connect(RedisEndpoint redis) {
-        Config config = new Config();
-        config.useSingleServer().setAddress(redis.uri().toString());
-        redisson = Redisson.create(config);
+        redisson = TestRedisson.connect(redis);
     }
 
     @AfterAll
@@ -55,7 +53,7 @@ class IdemKafkaConsumerIT {
 
     // 1. Duplicate storm ---------------------------------------------------------------------
 
-    private int storm(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, boolean guards) throws Exception {
+    private int storm(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, Guards guards) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 6, guards)) {
             scenario.handlerDelay(5);
             scenario.produce(5_000, 3);
@@ -65,7 +63,7 @@ class IdemKafkaConsumerIT {
             scenario.awaitDrained(DRAIN);
             int effects = scenario.effects();
             LOG.info("Kafka storm, guards {}: 15,000 records of 5,000 orders, 2 consumers -> {} effects in {} ms",
-                    guards ? "on" : "off", effects, (System.nanoTime() - started) / 1_000_000);
+                    guards, effects, (System.nanoTime() - started) / 1_000_000);
             return effects;
         }
     }
@@ -73,13 +71,13 @@ class IdemKafkaConsumerIT {
     @Test
     void aDuplicateStormOnTwoConsumersAppliesEachOrderOnce(KafkaBroker kafka, PostgresDatabase postgres,
                                                            TestNames names) throws Exception {
-        assertThat(storm(kafka, postgres, names, true)).isEqualTo(5_000);
+        assertThat(storm(kafka, postgres, names, Guards.ON)).isEqualTo(5_000);
     }
 
     @Test
     void withoutClaimAndBusinessCheckTheStormAppliesDuplicates(KafkaBroker kafka, PostgresDatabase postgres,
                                                                TestNames names) throws Exception {
-        assertThat(storm(kafka, postgres, names, false)).isGreaterThan(5_000);
+        assertThat(storm(kafka, postgres, names, Guards.OFF)).isGreaterThan(5_000);
     }
 
     // 2. Poison ------------------------------------------------------------------------------
@@ -87,7 +85,7 @@ class IdemKafkaConsumerIT {
     @Test
     void aPoisonMessageRunsFiveTimesThenGoesToTheDeadLetterTopicOnceAndThePartitionMovesOn(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
-        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, true)) {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             String poison = scenario.orderId(7);
             scenario.behaviour((order, invocation) -> {
                 if (order.id().equals(poison)) {
@@ -137,7 +135,7 @@ class IdemKafkaConsumerIT {
     @Test
     void aMessageFailingTwiceThenSucceedingIsAppliedOnceWithRetriesSpacedByTheBackoff(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
-        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, true)) {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             String flaky = scenario.orderId(3);
             Duration backoff = Duration.ofMillis(400);
             scenario.backoff(backoff).behaviour((order, invocation) -> {
@@ -162,7 +160,7 @@ class IdemKafkaConsumerIT {
 
     // 4. Crash -------------------------------------------------------------------------------
 
-    private int crash(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, boolean guards) throws Exception {
+    private int crash(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, Guards guards) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 2, guards)) {
             AtomicBoolean crashed = new AtomicBoolean();
             String victim = scenario.orderId(650);
@@ -180,7 +178,7 @@ class IdemKafkaConsumerIT {
             scenario.awaitDrained(DRAIN);
             int effects = scenario.effects();
             LOG.info("Kafka crash, guards {}: 1,000 orders, consumer crashed mid-batch -> {} effects",
-                    guards ? "on" : "off", effects);
+                    guards, effects);
             return effects;
         }
     }
@@ -188,18 +186,18 @@ class IdemKafkaConsumerIT {
     @Test
     void aConsumerCrashingMidBatchAndAReplacementApplyEveryOrderOnceAndLoseNone(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
-        assertThat(crash(kafka, postgres, names, true)).isEqualTo(1_000);
+        assertThat(crash(kafka, postgres, names, Guards.ON)).isEqualTo(1_000);
     }
 
     @Test
     void withoutClaimAndBusinessCheckACrashReappliesTheUncommittedRecords(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
-        assertThat(crash(kafka, postgres, names, false)).isGreaterThan(1_000);
+        assertThat(crash(kafka, postgres, names, Guards.OFF)).isGreaterThan(1_000);
     }
 
     // 5. Rebalance ---------------------------------------------------------------------------
 
-    private int rebalance(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, boolean guards)
+    private int rebalance(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, Guards guards)
             throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 6, guards)) {
             scenario.handlerDelay(2);
@@ -213,7 +211,7 @@ class IdemKafkaConsumerIT {
             scenario.awaitDrained(DRAIN);
             int effects = scenario.effects();
             LOG.info("Kafka rebalance, guards {}: 9,000 records of 3,000 orders, a consumer joins and one leaves "
-                    + "-> {} effects", guards ? "on" : "off", effects);
+                    + "-> {} effects", guards, effects);
             return effects;
         }
     }
@@ -221,13 +219,13 @@ class IdemKafkaConsumerIT {
     @Test
     void aConsumerJoiningAndOneLeavingMidRunLoseNothingAndApplyNothingTwice(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
-        assertThat(rebalance(kafka, postgres, names, true)).isEqualTo(3_000);
+        assertThat(rebalance(kafka, postgres, names, Guards.ON)).isEqualTo(3_000);
     }
 
     @Test
     void withoutClaimAndBusinessCheckTheRebalanceRunAppliesDuplicates(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
-        assertThat(rebalance(kafka, postgres, names, false)).isGreaterThan(3_000);
+        assertThat(rebalance(kafka, postgres, names, Guards.OFF)).isGreaterThan(3_000);
     }
 
     // 6. Ordering ----------------------------------------------------------------------------
@@ -235,7 +233,7 @@ class IdemKafkaConsumerIT {
     @Test
     void laterMessagesOfAPartitionWaitForAFailedOne(KafkaBroker kafka, PostgresDatabase postgres, TestNames names)
             throws Exception {
-        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, true)) {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             String third = scenario.orderId(2);
             scenario.behaviour((order, invocation) -> {
                 if (order.id().equals(third) && invocation <= 2) {
@@ -259,7 +257,7 @@ class IdemKafkaConsumerIT {
     @Test
     void anUndecodableRecordGoesToTheDeadLetterTopicWithItsReasonAndThePartitionMovesOn(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
-        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, true)) {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             scenario.produceRaw(List.of(KafkaScenario.json(new Order(scenario.orderId(0), 1)),
                     "{\"id\": truncated".getBytes(StandardCharsets.UTF_8),
                     KafkaScenario.json(new Order(scenario.orderId(2), 1))));

@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import dev.idem.core.Guards;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -17,9 +18,8 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
-import org.redisson.Redisson;
+import dev.idem.core.redis.TestRedisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 
 /** A poll loop written by the user, with Idem deciding per record what to commit and where to seek. */
 @IdemTestKit
@@ -28,10 +28,8 @@ class KafkaRecordProcessorIT {
     @Test
     void aHandWrittenPollLoopAppliesEachOrderOnce(KafkaBroker kafka, RedisEndpoint redis, PostgresDatabase postgres,
                                                   TestNames names) throws Exception {
-        Config config = new Config();
-        config.useSingleServer().setAddress(redis.uri().toString());
-        RedissonClient redisson = Redisson.create(config);
-        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 3, true);
+        RedissonClient redisson = TestRedisson.connect(redis);
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 3, Guards.ON);
              KafkaDeadLetterPublisher deadLetters = KafkaDeadLetterPublisher.builder(
                      Map.of("bootstrap.servers", kafka.bootstrapServers())).build()) {
             scenario.produce(300, 2);

@@ -25,8 +25,9 @@ import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
  */
 public final class IdemRocketMqConsumer<T> implements AutoCloseable {
 
-    // Busy and deferred redeliveries also raise reconsumeTimes; leave them this much room.
-    private static final int RECONSUME_HEADROOM = 16;
+    // Busy and deferred redeliveries also raise reconsumeTimes. Busy ones wait for the holder's
+    // lease and deferred ones back off, so this much room covers a crashed owner and a long outage.
+    private static final int RECONSUME_HEADROOM = 32;
 
     private final DefaultMQPushConsumer consumer;
     private final IdempotentProcessor<T> processor;

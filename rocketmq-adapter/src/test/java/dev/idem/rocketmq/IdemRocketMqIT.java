@@ -1,5 +1,6 @@
 package dev.idem.rocketmq;
 
+import dev.idem.core.Guards;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -23,9 +24,8 @@ import org.apache.rocketmq.common.message.MessageExt;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.redisson.Redisson;
+import dev.idem.core.redis.TestRedisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,9 +39,7 @@ class IdemRocketMqIT {
 
     @BeforeAll
     static void connect(RedisEndpoint redis) {
-        Config config = new Config();
-        config.useSingleServer().setAddress(redis.uri().toString());
-        redisson = Redisson.create(config);
+        redisson = TestRedisson.connect(redis);
     }
 
     @AfterAll
@@ -51,20 +49,20 @@ class IdemRocketMqIT {
 
     // 1. Duplicate storm ---------------------------------------------------------------------
 
-    private int storm(RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names, boolean guards)
+    private int storm(RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names, Guards guards)
             throws Exception {
         try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 4, guards)) {
             scenario.handlerDelay(3);
             scenario.produce(2_000, 3);
             scenario.startConsumer(c -> c.batchSize(8));
             scenario.startConsumer(c -> c.batchSize(8));
-            if (guards) {
+            if (guards.on()) {
                 await().atMost(TIMEOUT).until(() -> scenario.effects() >= 2_000);
             }
             scenario.awaitQuiet(QUIET, TIMEOUT);
             int effects = scenario.effects();
             LOG.info("RocketMQ storm, guards {}: 6,000 messages of 2,000 orders, 2 consumers -> {} effects",
-                    guards ? "on" : "off", effects);
+                    guards, effects);
             return effects;
         }
     }
@@ -72,13 +70,13 @@ class IdemRocketMqIT {
     @Test
     void aDuplicateStormOnTwoConsumersAppliesEachOrderOnce(RocketMqBroker rocketMq, PostgresDatabase postgres,
                                                            TestNames names) throws Exception {
-        assertThat(storm(rocketMq, postgres, names, true)).isEqualTo(2_000);
+        assertThat(storm(rocketMq, postgres, names, Guards.ON)).isEqualTo(2_000);
     }
 
     @Test
     void withoutClaimAndBusinessCheckTheStormAppliesDuplicates(RocketMqBroker rocketMq, PostgresDatabase postgres,
                                                                TestNames names) throws Exception {
-        assertThat(storm(rocketMq, postgres, names, false)).isGreaterThan(2_000);
+        assertThat(storm(rocketMq, postgres, names, Guards.OFF)).isGreaterThan(2_000);
     }
 
     // 2. Poison ------------------------------------------------------------------------------
@@ -86,7 +84,7 @@ class IdemRocketMqIT {
     @Test
     void aPoisonMessageRunsFiveTimesThenGoesToTheDeadLetterTopicOnceWithEveryProperty(
             RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
-        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 2, true)) {
+        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 2, Guards.ON)) {
             String poison = scenario.orderId(3);
             scenario.behaviour((order, invocation, attempt) -> {
                 if (order.id().equals(poison)) {
@@ -124,7 +122,7 @@ class IdemRocketMqIT {
     @Test
     void aMessageFailingTwiceThenSucceedingIsAppliedOnceWithoutDeadLetter(
             RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
-        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 2, true)) {
+        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 2, Guards.ON)) {
             String flaky = scenario.orderId(1);
             scenario.behaviour((order, invocation, attempt) -> {
                 if (order.id().equals(flaky) && invocation <= 2) {
@@ -148,7 +146,7 @@ class IdemRocketMqIT {
     @Test
     void aConsumerShutDownMidFlightAndANewOneApplyEveryOrderOnceAndLoseNone(
             RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
-        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 4, true)) {
+        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 4, Guards.ON)) {
             scenario.handlerDelay(5);
             scenario.produce(2_000, 1);
             IdemRocketMqConsumer<Order> first = scenario.startConsumer(c -> c.batchSize(4));
@@ -170,7 +168,7 @@ class IdemRocketMqIT {
     @Test
     void aFailureInABatchRedeliversOnlyThatMessageAndTheOnesAfterIt(
             RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
-        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 1, true)) {
+        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 1, Guards.ON)) {
             String failing = scenario.orderId(4);
             scenario.behaviour((order, invocation, attempt) -> {
                 if (order.id().equals(failing) && invocation == 1) {
@@ -210,7 +208,7 @@ class IdemRocketMqIT {
     @Test
     void anOrderlyQueueHoldsLaterMessagesUntilAFailedOneResolves(
             RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
-        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 2, true)) {
+        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 2, Guards.ON)) {
             String third = scenario.orderId(2);
             scenario.behaviour((order, invocation, attempt) -> {
                 if (order.id().equals(third) && invocation <= 2) {
@@ -237,7 +235,7 @@ class IdemRocketMqIT {
     @Test
     void anUndecodableMessageGoesToTheDeadLetterTopicWithItsReason(
             RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
-        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 1, true)) {
+        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 1, Guards.ON)) {
             scenario.send(List.of(scenario.message("not json at all".getBytes(StandardCharsets.UTF_8), null)));
             scenario.startConsumer(c -> { });
             await().atMost(TIMEOUT).until(() -> scenario.compensated.size() == 1);
@@ -254,7 +252,7 @@ class IdemRocketMqIT {
     @Test
     void anExistingListenerWrappedInOneLineSeesEachKeyOnce(RocketMqBroker rocketMq, PostgresDatabase postgres,
                                                             TestNames names) throws Exception {
-        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 2, true)) {
+        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 2, Guards.ON)) {
             Map<String, AtomicInteger> seen = new ConcurrentHashMap<>();
             MessageListenerConcurrently existing = (messages, context) -> {
                 messages.forEach(m -> seen.computeIfAbsent(m.getKeys(), k -> new AtomicInteger()).incrementAndGet());

@@ -5,13 +5,12 @@ import static org.awaitility.Awaitility.await;
 import dev.idem.core.DeadLetter;
 import dev.idem.core.DeliveryHandler;
 import dev.idem.core.IdempotentProcessor;
-import dev.idem.core.NoClaimStore;
+import dev.idem.core.Guards;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.LedgerFixture;
 import dev.idem.core.jdbc.ThreadConnections;
 import dev.idem.core.redis.RedisClaimStore;
 import dev.idem.core.spi.Backoff;
-import dev.idem.core.spi.DedupCheck;
 import dev.idem.core.spi.KeySource;
 import dev.idem.core.spi.PayloadCodec;
 import dev.idem.testkit.PostgresDatabase;
@@ -63,14 +62,14 @@ final class RocketMqScenario implements AutoCloseable {
     private final RedissonClient redisson;
     private final PostgresDatabase postgres;
     private final TestNames names;
-    private final boolean guards;
+    private final Guards guards;
     private final ThreadConnections connections;
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private volatile Behaviour behaviour = (order, invocation, attempt) -> { };
     private volatile int maxDelayMillis;
 
     RocketMqScenario(RocketMqBroker rocketMq, RedissonClient redisson, PostgresDatabase postgres, TestNames names,
-                     int queues, boolean guards) throws Exception {
+                     int queues, Guards guards) throws Exception {
         this.rocketMq = rocketMq;
         this.redisson = redisson;
         this.postgres = postgres;
@@ -107,23 +106,14 @@ final class RocketMqScenario implements AutoCloseable {
 
     IdempotentProcessor.Builder<Order> processorBuilder() {
         JdbcEffectLedger ledger = ledger();
-        DeliveryHandler<Order> handler = guards
-                ? ledger.transactional((delivery, tx) -> {
-                    invoked(delivery.payload(), delivery.envelope().brokerAttempt());
-                    LedgerFixture.<Order>insertMovement().handle(delivery, tx);
-                    appliedOrder.add(delivery.payload().id());
-                })
-                : delivery -> {
-                    invoked(delivery.payload(), delivery.envelope().brokerAttempt());
-                    try (Connection tx = connections.dataSource().getConnection()) {
-                        LedgerFixture.<Order>insertMovement().handle(delivery, tx);
-                    }
-                    appliedOrder.add(delivery.payload().id());
-                };
+        DeliveryHandler<Order> handler = guards.handler(ledger, connections.dataSource(), (delivery, tx) -> {
+            invoked(delivery.payload(), delivery.envelope().brokerAttempt());
+            LedgerFixture.<Order>insertMovement().handle(delivery, tx);
+            appliedOrder.add(delivery.payload().id());
+        });
         return IdempotentProcessor.builder(handler)
-                .claims(guards ? RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build()
-                        : new NoClaimStore())
-                .dedupCheck(guards ? ledger : DedupCheck.none())
+                .claims(guards.claims(redisson, names.keyPrefix()))
+                .dedupCheck(guards.dedupCheck(ledger))
                 .codec(PayloadCodec.json(Order.class))
                 .keys(KeySource.payload(Order::id))
                 .compensation(compensated::add)
@@ -218,13 +208,8 @@ final class RocketMqScenario implements AutoCloseable {
     }
 
     int effects() throws Exception {
-        try (Connection connection = postgres.connect();
-             var select = connection.prepareStatement("select count(*) from stock_movement where idempotency_key like ?")) {
-            select.setString(1, topic + ":%");
-            try (var rows = select.executeQuery()) {
-                rows.next();
-                return rows.getInt(1);
-            }
+        try (Connection connection = postgres.connect()) {
+            return LedgerFixture.movementsWithPrefix(connection, topic + ":");
         }
     }
 

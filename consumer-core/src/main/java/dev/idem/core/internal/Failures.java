@@ -1,8 +1,6 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.NonRetryableException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.util.List;
 
 /** The one place where exceptions are classified (fatal or retryable) and described, bounded. */
@@ -44,13 +42,18 @@ public final class Failures {
         return failure == null || failure.getMessage() == null ? "" : bound(failure.getMessage(), MAX_MESSAGE);
     }
 
-    /** The stack trace, bounded. */
+    /** The stack trace with its causes, rendered only up to the bound (deep traces are common). */
     public static String stackTrace(Throwable failure) {
-        if (failure == null) {
-            return "";
+        StringBuilder out = new StringBuilder();
+        for (Throwable t = failure; t != null && out.length() < MAX_STACK_TRACE; t = t.getCause() == t ? null : t.getCause()) {
+            out.append(t == failure ? "" : "Caused by: ").append(t).append('\n');
+            for (StackTraceElement frame : t.getStackTrace()) {
+                if (out.length() >= MAX_STACK_TRACE) {
+                    break;
+                }
+                out.append("\tat ").append(frame).append('\n');
+            }
         }
-        StringWriter out = new StringWriter();
-        failure.printStackTrace(new PrintWriter(out));
         return bound(out.toString(), MAX_STACK_TRACE);
     }
 

@@ -41,8 +41,9 @@ import org.slf4j.MDC;
 public final class Pipeline<T> {
 
     private static final Logger LOG = LoggerFactory.getLogger(Pipeline.class);
-    // A busy key is usually finished by its owner within moments; ask again soon, not after its whole lease.
-    private static final Duration BUSY_RETRY_MAX = Duration.ofSeconds(1);
+    // A busy key comes back when its lease ends, the earliest moment it can be ours: a live owner's
+    // duplicate loses nothing by waiting, and a dead owner's claim is taken over then. Retrying
+    // sooner only spends the broker's redelivery count (RocketMQ dead-letters on its own at its limit).
     private static final Duration BUSY_RETRY_MIN = Duration.ofMillis(50);
 
     /** Settings for a pipeline, validated by the processor's builder. */
@@ -112,7 +113,12 @@ public final class Pipeline<T> {
 
     /** The outcome for a message whose claim could not be taken because the store is down. */
     public Outcome unavailable(Prepared<T> item, ClaimStoreException cause) {
-        return record(item, new Outcome.Deferred(item.key(), "claim store unavailable", cause, s.backoff().delay(1)));
+        return record(item, new Outcome.Deferred(item.key(), "claim store unavailable", cause, deferral(item)));
+    }
+
+    /** Backoff for a deferral: grows with the broker's own count, so an outage does not spend it fast. */
+    private Duration deferral(Prepared<T> item) {
+        return s.backoff().delay(Math.max(1, item.envelope().brokerAttempt()));
     }
 
     /**
@@ -156,10 +162,10 @@ public final class Pipeline<T> {
         MDC.put("idem.attempt", Integer.toString(attempt));
         try {
             if (claimed.suspect() && !firm && !s.claims().start(key, owner)) {
-                return new Outcome.Busy(key, BUSY_RETRY_MAX);
+                return new Outcome.Busy(key, BUSY_RETRY_MIN);
             }
         } catch (ClaimStoreException e) {
-            return new Outcome.Deferred(key, "claim store unavailable", e, s.backoff().delay(1));
+            return new Outcome.Deferred(key, "claim store unavailable", e, deferral(item));
         }
         if (attempt > s.maxAttempts()) {
             return deadLetter(item, claimed, owner, attempt - 1, "attempts exhausted: the handler started "
@@ -296,7 +302,6 @@ public final class Pipeline<T> {
     }
 
     private static Duration clamp(Duration remaining) {
-        Duration shorter = remaining.compareTo(BUSY_RETRY_MAX) > 0 ? BUSY_RETRY_MAX : remaining;
-        return shorter.compareTo(BUSY_RETRY_MIN) < 0 ? BUSY_RETRY_MIN : shorter;
+        return remaining.compareTo(BUSY_RETRY_MIN) < 0 ? BUSY_RETRY_MIN : remaining;
     }
 }

@@ -144,17 +144,18 @@ public final class RedisClaimStore implements ClaimStore {
                         Long.toString(attemptsWindowMillis))
                 .toCompletableFuture()
                 .handle((replies, error) -> {
-                    if (error == null) {
-                        Set<IdempotencyKey> refused = new HashSet<>();
-                        for (int i = 0; i < ordered.size(); i++) {
-                            if (((Number) replies.get(i)).longValue() != 1) {
-                                refused.add(ordered.get(i));
-                            }
-                        }
-                        return refused;
+                    // Runs on Redisson's event loop: no blocking call here. A NOSCRIPT (Redis restarted)
+                    // is repaired by the next claim, which reloads the script.
+                    if (error != null) {
+                        throw new ClaimStoreException("Redis unavailable or failing: " + rootMessage(error), error);
                     }
-                    // NOSCRIPT after a Redis restart, or an outage: the synchronous path reloads or reports.
-                    return complete(keys, owner);
+                    Set<IdempotencyKey> refused = new HashSet<>();
+                    for (int i = 0; i < ordered.size(); i++) {
+                        if (((Number) replies.get(i)).longValue() != 1) {
+                            refused.add(ordered.get(i));
+                        }
+                    }
+                    return refused;
                 });
     }
 

@@ -59,6 +59,18 @@ public final class LedgerFixture {
         };
     }
 
+    /** Rows of stock_movement whose key starts with {@code prefix}. */
+    public static int movementsWithPrefix(Connection connection, String prefix) throws SQLException {
+        try (var select = connection.prepareStatement(
+                "select count(*) from stock_movement where idempotency_key like ?")) {
+            select.setString(1, prefix + "%");
+            try (var rows = select.executeQuery()) {
+                rows.next();
+                return rows.getInt(1);
+            }
+        }
+    }
+
     /** Rows of stock_movement for a key. */
     public static int movements(Connection connection, String key) throws SQLException {
         try (var select = connection.prepareStatement("select count(*) from stock_movement where idempotency_key = ?")) {

@@ -14,10 +14,8 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
-import org.redisson.config.Config;
 
 @IdemTestKit
 class RedisClaimStoreIT extends ClaimStoreContract {
@@ -26,9 +24,7 @@ class RedisClaimStoreIT extends ClaimStoreContract {
 
     @BeforeAll
     static void connect(RedisEndpoint redis) {
-        Config config = new Config();
-        config.useSingleServer().setAddress(redis.uri().toString());
-        redisson = Redisson.create(config);
+        redisson = TestRedisson.connect(redis);
     }
 
     @AfterAll
