@@ -18,7 +18,8 @@ public final class ProcessorMetrics {
 
     private final MeterRegistry registry;
     private final String group;
-    private final Map<String, Counter> outcomes = new ConcurrentHashMap<>();
+    // Per topic, per outcome type: looked up for every message, so no key is built per call.
+    private final Map<String, Map<Class<?>, Counter>> outcomes = new ConcurrentHashMap<>();
     private final Timer claimTimer;
     private final Timer handlerTimer;
     private final Counter storeUnavailable;
@@ -49,9 +50,11 @@ public final class ProcessorMetrics {
 
     /** Counts an outcome. */
     public void outcome(String topic, Outcome outcome) {
-        String type = outcome.getClass().getSimpleName().toLowerCase(Locale.ROOT);
-        outcomes.computeIfAbsent(topic + '\u0000' + type, k -> Counter.builder("idem.outcomes")
-                .tag("group", group).tag("topic", topic).tag("outcome", type).register(registry)).increment();
+        outcomes.computeIfAbsent(topic, t -> new ConcurrentHashMap<>())
+                .computeIfAbsent(outcome.getClass(), type -> Counter.builder("idem.outcomes").tag("group", group)
+                        .tag("topic", topic).tag("outcome", type.getSimpleName().toLowerCase(Locale.ROOT))
+                        .register(registry))
+                .increment();
     }
 
     Timer claimTimer() {
