@@ -4,6 +4,7 @@ import dev.idem.core.Guards;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.idem.core.spi.KeySource;
 import dev.idem.kafka.KafkaScenario.Order;
 import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.KafkaBroker;
@@ -253,6 +254,23 @@ class IdemKafkaConsumerIT {
     }
 
     // Bad input ------------------------------------------------------------------------------
+
+    @Test
+    void aRecordWithoutAnIdempotencyKeyGoesToTheDeadLetterTopicWithThatReason(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
+            // Keys come from a header here; the second record lacks it.
+            scenario.keys(KeySource.header("order-id"));
+            scenario.produceWithHeader(List.of(scenario.orderId(0), "", scenario.orderId(2)), "order-id");
+            scenario.startConsumer(1);
+            scenario.awaitDrained(DRAIN);
+
+            assertThat(scenario.effects()).isEqualTo(2);
+            assertThat(scenario.readAll(scenario.topic + ".DLT")).singleElement()
+                    .satisfies(d -> assertThat(headers(d)).containsEntry("idem-reason", "no idempotency key")
+                            .containsEntry("idem-idempotency-key", scenario.topic + "-0@1"));
+        }
+    }
 
     @Test
     void anUndecodableRecordGoesToTheDeadLetterTopicWithItsReasonAndThePartitionMovesOn(

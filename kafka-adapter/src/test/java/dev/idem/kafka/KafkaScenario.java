@@ -79,6 +79,7 @@ final class KafkaScenario implements AutoCloseable {
     private volatile int maxDelayMillis;
     private volatile Duration backoff = Duration.ofMillis(100);
     private volatile Duration lease = Duration.ofSeconds(30);
+    private volatile KeySource<Order> keys = KeySource.payload(Order::id);
 
     KafkaScenario(KafkaBroker kafka, RedissonClient redisson, PostgresDatabase postgres, TestNames names,
                   int partitions, Guards guards) throws Exception {
@@ -111,6 +112,11 @@ final class KafkaScenario implements AutoCloseable {
         return this;
     }
 
+    KafkaScenario keys(KeySource<Order> keys) {
+        this.keys = keys;
+        return this;
+    }
+
     KafkaScenario lease(Duration lease) {
         this.lease = lease;
         return this;
@@ -131,7 +137,7 @@ final class KafkaScenario implements AutoCloseable {
                 .claims(guards.claims(redisson, names.keyPrefix()))
                 .dedupCheck(guards.dedupCheck(ledger))
                 .codec(PayloadCodec.json(Order.class))
-                .keys(KeySource.payload(Order::id))
+                .keys(keys)
                 .compensation(compensated::add)
                 .backoff(Backoff.fixed(backoff))
                 .lease(lease)
@@ -193,6 +199,25 @@ final class KafkaScenario implements AutoCloseable {
                 String key = keyOf(value);
                 producer.send(new ProducerRecord<>(topic, key == null ? null : key.getBytes(StandardCharsets.UTF_8),
                         value));
+            }
+            producer.flush();
+        }
+    }
+
+    /** One record per order id, with the id in {@code header} (left out where the id is empty). */
+    void produceWithHeader(List<String> ids, String header) {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false,
+                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1), new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            for (int i = 0; i < ids.size(); i++) {
+                String id = ids.get(i).isEmpty() ? topic + ":anonymous-" + i : ids.get(i);
+                ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, json(new Order(id, 1)));
+                if (!ids.get(i).isEmpty()) {
+                    record.headers().add(header, ids.get(i).getBytes(StandardCharsets.UTF_8));
+                }
+                producer.send(record);
             }
             producer.flush();
         }

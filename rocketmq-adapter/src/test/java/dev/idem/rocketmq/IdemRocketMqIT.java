@@ -230,6 +230,34 @@ class IdemRocketMqIT {
         }
     }
 
+    @Test
+    void anOrderlyQueueDeadLettersAPoisonMessageAfterFiveAttemptsAndMovesOn(
+            RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
+        try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 1, Guards.ON)) {
+            String poison = scenario.orderId(1);
+            scenario.behaviour((order, invocation, attempt) -> {
+                if (order.id().equals(poison)) {
+                    throw new IllegalStateException("no such warehouse");
+                }
+            });
+            List<Message> messages = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                messages.add(scenario.message(RocketMqScenario.json(new Order(scenario.orderId(i), 1)), null));
+            }
+            scenario.sendToQueue(messages, 0);
+            scenario.startConsumer(c -> c.orderly(true));
+            await().atMost(TIMEOUT).until(() -> scenario.effects() == 3);
+            scenario.awaitQuiet(QUIET, TIMEOUT);
+
+            assertThat(scenario.invocations.get(poison)).hasSize(5);
+            assertThat(scenario.appliedOrder).containsExactly(scenario.orderId(0), scenario.orderId(2),
+                    scenario.orderId(3));
+            assertThat(scenario.compensated).singleElement()
+                    .satisfies(d -> assertThat(d.key().value()).isEqualTo(poison));
+            assertThat(scenario.deadLetters(QUIET)).hasSize(1);
+        }
+    }
+
     // Bad input and the one-line wrapper -----------------------------------------------------
 
     @Test
