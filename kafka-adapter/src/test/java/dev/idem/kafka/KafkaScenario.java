@@ -258,23 +258,25 @@ final class KafkaScenario implements AutoCloseable {
         }
     }
 
-    /** Every record on a topic, read from the beginning until it stays quiet. */
+    /** Every record on a topic: all partitions assigned and read from the beginning to their end offsets. */
     List<ConsumerRecord<byte[], byte[]>> readAll(String anyTopic) {
         List<ConsumerRecord<byte[], byte[]>> all = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG, names.group("reader-" + System.nanoTime()),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new ByteArrayDeserializer(),
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false), new ByteArrayDeserializer(),
                 new ByteArrayDeserializer())) {
-            reader.subscribe(List.of(anyTopic));
-            long quietSince = System.nanoTime();
-            while (System.nanoTime() - quietSince < TimeUnit.SECONDS.toNanos(2)) {
-                var polled = reader.poll(Duration.ofMillis(200));
-                polled.forEach(all::add);
-                if (!polled.isEmpty()) {
-                    quietSince = System.nanoTime();
-                }
+            List<TopicPartition> partitions = reader.partitionsFor(anyTopic, Duration.ofSeconds(10)).stream()
+                    .map(p -> new TopicPartition(anyTopic, p.partition())).toList();
+            if (partitions.isEmpty()) {
+                return all;
             }
+            reader.assign(partitions);
+            reader.seekToBeginning(partitions);
+            Map<TopicPartition, Long> ends = reader.endOffsets(partitions);
+            await().atMost(Duration.ofSeconds(30)).pollInSameThread().pollDelay(Duration.ZERO).until(() -> {
+                reader.poll(Duration.ofMillis(100)).forEach(all::add);
+                return partitions.stream().allMatch(p -> reader.position(p) >= ends.get(p));
+            });
         }
         return all;
     }

@@ -100,7 +100,7 @@ class IdemRocketMqIT {
             assertThat(scenario.effects()).isEqualTo(9);
             assertThat(scenario.compensated).singleElement()
                     .satisfies(d -> assertThat(d.key().value()).isEqualTo(poison));
-            List<MessageExt> deadLetters = scenario.deadLetters(QUIET);
+            List<MessageExt> deadLetters = scenario.deadLetters(Duration.ofSeconds(1));
             assertThat(deadLetters).hasSize(1);
             MessageExt deadLetter = deadLetters.get(0);
             assertThat(deadLetter.getBody()).isEqualTo(RocketMqScenario.json(new Order(poison, 1)));
@@ -137,7 +137,7 @@ class IdemRocketMqIT {
             assertThat(scenario.invocations.get(flaky)).hasSize(3);
             assertThat(scenario.effects()).isEqualTo(5);
             assertThat(scenario.compensated).isEmpty();
-            assertThat(scenario.deadLetters(Duration.ofSeconds(2))).isEmpty();
+            assertThat(scenario.deadLetters(Duration.ofSeconds(1))).isEmpty();
         }
     }
 
@@ -254,7 +254,7 @@ class IdemRocketMqIT {
                     scenario.orderId(3));
             assertThat(scenario.compensated).singleElement()
                     .satisfies(d -> assertThat(d.key().value()).isEqualTo(poison));
-            assertThat(scenario.deadLetters(QUIET)).hasSize(1);
+            assertThat(scenario.deadLetters(Duration.ofSeconds(1))).hasSize(1);
         }
     }
 
@@ -268,7 +268,7 @@ class IdemRocketMqIT {
             scenario.startConsumer(c -> { });
             await().atMost(TIMEOUT).until(() -> scenario.compensated.size() == 1);
 
-            List<MessageExt> deadLetters = scenario.deadLetters(QUIET);
+            List<MessageExt> deadLetters = scenario.deadLetters(Duration.ofSeconds(1));
             assertThat(deadLetters).singleElement().satisfies(d -> {
                 assertThat(new String(d.getBody(), StandardCharsets.UTF_8)).isEqualTo("not json at all");
                 assertThat(d.getUserProperty("idem-reason")).startsWith("undecodable payload");

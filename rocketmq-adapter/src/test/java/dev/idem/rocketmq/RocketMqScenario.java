@@ -231,8 +231,13 @@ final class RocketMqScenario implements AutoCloseable {
         });
     }
 
-    /** Every message in this scenario's dead-letter topic, read by a fresh plain consumer. */
+    /**
+     * Every message in this scenario's dead-letter topic, read by a fresh plain consumer. A sentinel
+     * sent after the reader starts marks the end (the topic has one queue): once the reader has seen
+     * it, and stayed quiet for {@code quiet} more, everything sent before it has been read.
+     */
     List<MessageExt> deadLetters(Duration quiet) throws Exception {
+        String sentinel = "sentinel-" + System.nanoTime();
         List<MessageExt> received = new CopyOnWriteArrayList<>();
         DefaultMQPushConsumer reader = new DefaultMQPushConsumer(names.group("dlq-reader-" + System.nanoTime()));
         reader.setNamesrvAddr(rocketMq.nameServerAddress());
@@ -244,19 +249,16 @@ final class RocketMqScenario implements AutoCloseable {
         });
         reader.start();
         try {
-            int[] last = {-1};
-            long[] since = {System.nanoTime()};
-            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
-                if (received.size() != last[0]) {
-                    last[0] = received.size();
-                    since[0] = System.nanoTime();
-                }
-                return System.nanoTime() - since[0] >= quiet.toNanos();
-            });
+            Message end = new Message(topic + "_DLQ", sentinel.getBytes(StandardCharsets.UTF_8));
+            end.setKeys(sentinel);
+            send(List.of(end));
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> received.stream().anyMatch(m -> sentinel.equals(m.getKeys())));
+            await().pollDelay(quiet).atMost(quiet.plusSeconds(1)).until(() -> true);
         } finally {
             reader.shutdown();
         }
-        return received;
+        return received.stream().filter(m -> !sentinel.equals(m.getKeys())).toList();
     }
 
     @Override
