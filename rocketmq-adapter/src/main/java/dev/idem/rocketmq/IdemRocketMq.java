@@ -80,8 +80,7 @@ public final class IdemRocketMq {
         Idem idem = build(consumer, false, settings, delivery -> {
             MessageExt message = messages.get().get(delivery.envelope());
             ConsumeConcurrentlyStatus status = listener.consumeMessage(List.of(message),
-                    new ConsumeConcurrentlyContext(new MessageQueue(
-                            message.getTopic(), message.getBrokerName(), message.getQueueId())));
+                    new ConsumeConcurrentlyContext(queueOf(message)));
             if (status != ConsumeConcurrentlyStatus.CONSUME_SUCCESS) {
                 throw new IllegalStateException("listener returned " + status);
             }
@@ -104,8 +103,7 @@ public final class IdemRocketMq {
         Idem idem = build(consumer, true, settings, delivery -> {
             MessageExt message = messages.get().get(delivery.envelope());
             ConsumeOrderlyStatus status = listener.consumeMessage(List.of(message),
-                    new ConsumeOrderlyContext(new MessageQueue(
-                            message.getTopic(), message.getBrokerName(), message.getQueueId())));
+                    new ConsumeOrderlyContext(queueOf(message)));
             if (status != ConsumeOrderlyStatus.SUCCESS && status != ConsumeOrderlyStatus.COMMIT) {
                 throw new IllegalStateException("listener returned " + status);
             }
@@ -114,6 +112,10 @@ public final class IdemRocketMq {
         consumer.registerMessageListener((MessageListenerOrderly) (batch, context) ->
                 withMessages(messages, batch, envelopes -> inner.consume(envelopes, context)));
         return idem;
+    }
+
+    private static MessageQueue queueOf(MessageExt message) {
+        return new MessageQueue(message.getTopic(), message.getBrokerName(), message.getQueueId());
     }
 
     private static <R> R withMessages(ThreadLocal<Map<Envelope, MessageExt>> messages, List<MessageExt> batch,

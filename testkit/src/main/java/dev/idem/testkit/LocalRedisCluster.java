@@ -1,5 +1,6 @@
 package dev.idem.testkit;
 
+import dev.idem.testkit.internal.Ports;
 import java.io.BufferedInputStream;
 import java.io.File;
 import java.io.IOException;
@@ -7,7 +8,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -137,24 +137,12 @@ public final class LocalRedisCluster implements AutoCloseable {
 
     private static int clusterPort() {
         for (int i = 0; i < 100; i++) {
-            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                int port = socket.getLocalPort();
-                if (port < MAX_PORT && free(port + 10_000)) {
-                    return port;
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
+            int port = Ports.free();
+            if (port < MAX_PORT && Ports.isFree(port + 10_000)) {
+                return port;
             }
         }
         throw new IllegalStateException("no free loopback port pair for a cluster node");
-    }
-
-    private static boolean free(int port) {
-        try (ServerSocket ignored = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
     }
 
     private static void awaitReply(int port, String expected, String... command) {

@@ -30,6 +30,11 @@ local function encode(r)
     .. r.t .. '|' .. (r.ff or '') .. SEP .. (r.e or '') .. SEP .. (r.cs or '')
 end
 
+-- Rewrites a record in place, keeping its time to live.
+local function keep(key, r)
+  redis.call('SET', key, encode(r), 'KEEPTTL')
+end
+
 local function owned(key, owner)
   local r = decode(redis.call('GET', key))
   if r and r.s == 'C' and r.o == owner then return r end
@@ -59,7 +64,7 @@ if op == 'claim' then
       elseif r and r.s == 'C' and r.o == owner then
         -- Re-entrant: the same owner retrying after a timeout keeps its claim and fence.
         r.l = now + lease
-        redis.call('SET', key, encode(r), 'KEEPTTL')
+        keep(key, r)
         out[i] = 'C:' .. d(r.f) .. ':' .. d(r.a + (r.t == '1' and 1 or 0)) .. ':' .. d(r.n) .. ':0:0:' .. r.ff
       elseif r and r.s == 'C' and r.l > now then
         out[i] = 'B:' .. d(r.l - now)
@@ -86,7 +91,7 @@ if op == 'start' then
   if not r then return 0 end
   if r.t == '1' then
     r.a, r.t = r.a + 1, '0'
-    redis.call('SET', KEYS[1], encode(r), 'KEEPTTL')
+    keep(KEYS[1], r)
   end
   return 1
 end
@@ -100,7 +105,7 @@ if op == 'renew' then
     out[i] = 0
     if r then
       r.l = now + tonumber(ARGV[3])
-      redis.call('SET', key, encode(r), 'KEEPTTL')
+      keep(key, r)
       out[i] = 1
     end
   end
@@ -151,7 +156,7 @@ if op == 'release' then
     out[i] = 0
     if r then
       r.s, r.o, r.t = 'F', '', '0'
-      redis.call('SET', key, encode(r), 'KEEPTTL')
+      keep(key, r)
       out[i] = 1
     end
   end
@@ -174,7 +179,7 @@ if op == 'compensated' then
   local r = decode(redis.call('GET', KEYS[1]))
   if not r or r.s ~= 'X' then return 0 end
   r.cs = ARGV[2]
-  redis.call('SET', KEYS[1], encode(r), 'KEEPTTL')
+  keep(KEYS[1], r)
   return 1
 end
 

@@ -5,14 +5,14 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 
-/** Free loopback ports and reachability checks. */
-final class Ports {
+/** Free loopback ports. Internal to the test kit. */
+public final class Ports {
 
     private Ports() {
     }
 
     /** A port nothing listens on right now (another process may still take it before we do). */
-    static int free() {
+    public static int free() {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             socket.setReuseAddress(true);
             return socket.getLocalPort();
@@ -22,7 +22,7 @@ final class Ports {
     }
 
     /** Whether {@code port} is free on loopback. */
-    static boolean isFree(int port) {
+    public static boolean isFree(int port) {
         try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
             socket.setReuseAddress(true);
             return true;
