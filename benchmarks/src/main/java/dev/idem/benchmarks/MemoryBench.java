@@ -1,7 +1,7 @@
 package dev.idem.benchmarks;
 
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.redis.RedisClaimStore;
+import dev.idem.redis.RedisClaimStore;
 import dev.idem.core.spi.ClaimRequest;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package dev.idem.benchmarks;
 
 import dev.idem.core.IdempotentProcessor;
-import dev.idem.core.redis.RedisClaimStore;
+import dev.idem.redis.RedisClaimStore;
 import dev.idem.core.spi.DedupCheck;
 import dev.idem.core.spi.KeySource;
 import dev.idem.core.spi.PayloadCodec;

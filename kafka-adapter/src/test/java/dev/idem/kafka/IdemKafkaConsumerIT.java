@@ -1,6 +1,6 @@
 package dev.idem.kafka;
 
-import dev.idem.core.Guards;
+import dev.idem.redis.Guards;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -25,7 +25,7 @@ import org.apache.kafka.common.header.Header;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import dev.idem.core.redis.TestRedisson;
+import dev.idem.redis.TestRedisson;
 import org.redisson.api.RedissonClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

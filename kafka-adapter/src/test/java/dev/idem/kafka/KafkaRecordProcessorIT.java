@@ -1,6 +1,6 @@
 package dev.idem.kafka;
 
-import dev.idem.core.Guards;
+import dev.idem.redis.Guards;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -18,7 +18,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
-import dev.idem.core.redis.TestRedisson;
+import dev.idem.redis.TestRedisson;
 import org.redisson.api.RedissonClient;
 
 /** A poll loop written by the user, with Idem deciding per record what to commit and where to seek. */

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 import dev.idem.core.DeadLetter;
 import dev.idem.core.DeliveryHandler;
 import dev.idem.core.IdempotentProcessor;
-import dev.idem.core.Guards;
+import dev.idem.redis.Guards;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.LedgerFixture;
 import dev.idem.core.jdbc.ThreadConnections;

@@ -1,4 +1,4 @@
-package dev.idem.core.redis;
+package dev.idem.redis;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.Claim;

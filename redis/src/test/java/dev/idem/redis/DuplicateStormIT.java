@@ -1,5 +1,9 @@
-package dev.idem.core;
+package dev.idem.redis;
 
+import dev.idem.core.RecordingPublisher;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.Envelope;
+import dev.idem.core.DeliveryHandler;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.core.jdbc.JdbcEffectLedger;
@@ -32,7 +36,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import dev.idem.core.redis.TestRedisson;
+import dev.idem.redis.TestRedisson;
 import org.redisson.api.RedissonClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

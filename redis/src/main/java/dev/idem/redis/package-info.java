@@ -2,4 +2,4 @@
  * The Redis claim store (Redisson, Lua scripts, times from Redis {@code TIME}), for single Redis
  * servers and Redis Cluster.
  */
-package dev.idem.core.redis;
+package dev.idem.redis;

@@ -1,9 +1,15 @@
-package dev.idem.core;
+package dev.idem.redis;
 
+import dev.idem.core.RecordingPublisher;
+import dev.idem.core.Outcome;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.Envelope;
+import dev.idem.core.DeliveryHandler;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.idem.core.redis.RedisClaimStore;
+import dev.idem.redis.RedisClaimStore;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.DedupCheck;
@@ -23,7 +29,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import dev.idem.core.redis.TestRedisson;
+import dev.idem.redis.TestRedisson;
 import org.redisson.api.RedissonClient;
 
 @IdemTestKit

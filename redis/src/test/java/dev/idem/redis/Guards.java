@@ -1,8 +1,10 @@
-package dev.idem.core;
+package dev.idem.redis;
 
+import dev.idem.core.NoClaimStore;
+import dev.idem.core.DeliveryHandler;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.TransactionalHandler;
-import dev.idem.core.redis.RedisClaimStore;
+import dev.idem.redis.RedisClaimStore;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.DedupCheck;
 import java.sql.Connection;

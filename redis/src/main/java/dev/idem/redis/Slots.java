@@ -1,4 +1,4 @@
-package dev.idem.core.redis;
+package dev.idem.redis;
 
 import java.nio.charset.StandardCharsets;
 
