@@ -2,9 +2,9 @@ package dev.idem.benchmarks;
 
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.redis.RedisClaimStore;
-import dev.idem.core.spi.DedupCheck;
-import dev.idem.core.spi.KeySource;
-import dev.idem.core.spi.PayloadCodec;
+import dev.idem.core.DedupCheck;
+import dev.idem.core.KeySource;
+import dev.idem.core.PayloadCodec;
 import dev.idem.kafka.KafkaRecordProcessor;
 import dev.idem.kafka.PollResult;
 import dev.idem.testkit.KafkaBroker;

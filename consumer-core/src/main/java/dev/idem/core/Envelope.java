@@ -1,7 +1,9 @@
 package dev.idem.core;
 
+import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * A message as the broker delivered it, before Idem decodes it: what adapters hand to the
@@ -16,14 +18,33 @@ import java.util.Objects;
  * @param headers       headers or user properties
  * @param body          raw payload bytes
  * @param messageKey    the broker's message key (Kafka record key, RocketMQ keys) as bytes, or null
+ * @param timestamp     the broker's timestamp of the message (Kafka record timestamp, RocketMQ born
+ *                      time), or null where unknown
+ * @param source        the broker's own message object ({@code ConsumerRecord}, {@code MessageExt}),
+ *                      opaque to the core, or null; adapters and handlers read it with {@link #source(Class)}
  */
 public record Envelope(String topic, int partition, String position, String messageId, int brokerAttempt,
-                       Map<String, String> headers, byte[] body, byte[] messageKey) {
+                       Map<String, String> headers, byte[] body, byte[] messageKey, Instant timestamp,
+                       Object source) {
 
-    /** An envelope without a message key. */
+    /** An envelope without a message key, timestamp or native message (tests, hand-made messages). */
     public Envelope(String topic, int partition, String position, String messageId, int brokerAttempt,
                     Map<String, String> headers, byte[] body) {
-        this(topic, partition, position, messageId, brokerAttempt, headers, body, null);
+        this(topic, partition, position, messageId, brokerAttempt, headers, body, null, null, null);
+    }
+
+    /** An envelope with a message key but no timestamp or native message. */
+    public Envelope(String topic, int partition, String position, String messageId, int brokerAttempt,
+                    Map<String, String> headers, byte[] body, byte[] messageKey) {
+        this(topic, partition, position, messageId, brokerAttempt, headers, body, messageKey, null, null);
+    }
+
+    /**
+     * The broker's own message, if it is of {@code type}: e.g. {@code envelope.source(ConsumerRecord.class)}
+     * in a Kafka handler.
+     */
+    public <S> Optional<S> source(Class<S> type) {
+        return type.isInstance(source) ? Optional.of(type.cast(source)) : Optional.empty();
     }
 
     /** @throws NullPointerException if topic, position, messageId, headers or body is null */

@@ -5,17 +5,11 @@ import dev.idem.core.internal.LeaseRenewer;
 import dev.idem.core.internal.Pipeline;
 import dev.idem.core.internal.Prepared;
 import dev.idem.core.internal.ProcessorMetrics;
-import dev.idem.core.spi.Backoff;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
-import dev.idem.core.spi.Compensation;
 import dev.idem.core.spi.DeadLetterPublisher;
-import dev.idem.core.spi.DedupCheck;
-import dev.idem.core.spi.HandlerInterceptor;
-import dev.idem.core.spi.KeySource;
-import dev.idem.core.spi.PayloadCodec;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import java.time.Clock;
@@ -83,7 +77,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
 
     /** Processes one message: one claim round trip, and one completion round trip sent without waiting. */
     public Outcome process(Envelope envelope) {
-        try (Batch<T> batch = claim(List.of(envelope), true)) {
+        try (Batch<T> batch = open(List.of(envelope), true)) {
             return batch.process(0);
         }
     }
@@ -92,11 +86,11 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
      * Claims the keys of {@code envelopes} in one round trip per store node. Process the messages
      * with {@link Batch#process}, in the broker's order, then close the batch.
      */
-    public Batch<T> claim(List<Envelope> envelopes) {
-        return claim(envelopes, false);
+    public Batch<T> open(List<Envelope> envelopes) {
+        return open(envelopes, false);
     }
 
-    private Batch<T> claim(List<Envelope> envelopes, boolean firm) {
+    private Batch<T> open(List<Envelope> envelopes, boolean firm) {
         awaitPendingCompletion();
         List<Prepared<T>> items = new ArrayList<>(envelopes.size());
         Map<IdempotencyKey, ClaimRequest> requests = new LinkedHashMap<>();
@@ -251,6 +245,16 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         /** The attempts set so far, for adapters that check them against the broker's own limit. */
         public int maxAttempts() {
             return maxAttempts;
+        }
+
+        /** The group set so far, or null: adapters fill it in from the broker's group and refuse a different one. */
+        public String group() {
+            return group;
+        }
+
+        /** The dead-letter publisher set so far, or null: adapters provide theirs when none is set. */
+        public DeadLetterPublisher deadLetters() {
+            return deadLetters;
         }
 
         /** The lease set so far, for adapters that validate it against broker settings. */

@@ -4,15 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.memory.InMemoryClaimStore;
-import dev.idem.core.spi.Backoff;
 import dev.idem.core.spi.ClaimRecord;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
-import dev.idem.core.spi.Compensation;
-import dev.idem.core.spi.DedupCheck;
-import dev.idem.core.spi.KeySource;
-import dev.idem.core.spi.PayloadCodec;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.lang.reflect.Proxy;
@@ -321,7 +316,7 @@ class IdempotentProcessorTest {
         List<Envelope> batch = List.of(envelope("poison"), envelope("innocent-1"), envelope("innocent-2"));
 
         for (int delivery = 0; delivery < 8 && applied.isEmpty(); delivery++) {
-            Batch<String> claimed = processor.claim(batch);
+            Batch<String> claimed = processor.open(batch);
             try {
                 for (int i = 0; i < claimed.size(); i++) {
                     claimed.process(i);
@@ -345,7 +340,7 @@ class IdempotentProcessorTest {
         IdempotentProcessor<String> processor = processor();
         List<Outcome> outcomes = new ArrayList<>();
 
-        try (Batch<String> batch = processor.claim(List.of(envelope("order-1"), envelope("order-1")))) {
+        try (Batch<String> batch = processor.open(List.of(envelope("order-1"), envelope("order-1")))) {
             outcomes.add(batch.process(0));
             outcomes.add(batch.process(1));
         }

@@ -2,7 +2,7 @@ package dev.idem.kafka;
 
 import dev.idem.core.DeadLetter;
 import dev.idem.core.spi.DeadLetterPublisher;
-import dev.idem.core.spi.DeadLetterRouting;
+import dev.idem.core.DeadLetterRouting;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;

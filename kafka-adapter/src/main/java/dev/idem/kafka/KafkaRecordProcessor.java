@@ -83,7 +83,7 @@ public final class KafkaRecordProcessor<T> {
         Map<TopicPartition, OffsetAndMetadata> commits = new ConcurrentHashMap<>();
         Map<TopicPartition, Redelivery> redeliveries = new ConcurrentHashMap<>();
         List<Outcome> outcomes = Collections.synchronizedList(new ArrayList<>(envelopes.size()));
-        Batch<T> batch = processor.claim(envelopes);
+        Batch<T> batch = processor.open(envelopes);
         try {
             List<CompletableFuture<Void>> tasks = new ArrayList<>(partitions.size());
             for (int p = 0; p < partitions.size(); p++) {

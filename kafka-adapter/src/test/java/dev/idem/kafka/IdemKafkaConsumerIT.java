@@ -4,7 +4,7 @@ import dev.idem.redis.Guards;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.idem.core.spi.KeySource;
+import dev.idem.core.KeySource;
 import dev.idem.kafka.KafkaScenario.Order;
 import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.KafkaBroker;

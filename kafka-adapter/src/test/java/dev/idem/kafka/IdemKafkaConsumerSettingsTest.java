@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.memory.InMemoryClaimStore;
-import dev.idem.core.spi.DedupCheck;
-import dev.idem.core.spi.KeySource;
-import dev.idem.core.spi.PayloadCodec;
+import dev.idem.core.DedupCheck;
+import dev.idem.core.KeySource;
+import dev.idem.core.PayloadCodec;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;

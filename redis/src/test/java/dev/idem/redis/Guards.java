@@ -6,7 +6,7 @@ import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.TransactionalHandler;
 import dev.idem.redis.RedisClaimStore;
 import dev.idem.core.spi.ClaimStore;
-import dev.idem.core.spi.DedupCheck;
+import dev.idem.core.DedupCheck;
 import java.sql.Connection;
 import javax.sql.DataSource;
 import org.redisson.api.RedissonClient;

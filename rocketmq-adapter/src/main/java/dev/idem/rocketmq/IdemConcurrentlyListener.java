@@ -42,7 +42,7 @@ public final class IdemConcurrentlyListener<T> implements MessageListenerConcurr
 
     /** Consumes envelopes made from the listener's messages, in their order. */
     ConsumeConcurrentlyStatus consume(List<Envelope> envelopes, ConsumeConcurrentlyContext context) {
-        try (Batch<T> batch = processor.claim(envelopes)) {
+        try (Batch<T> batch = processor.open(envelopes)) {
             for (int i = 0; i < batch.size(); i++) {
                 Outcome outcome = batch.process(i);
                 if (!outcome.disposition().acknowledges()) {

@@ -44,7 +44,7 @@ public final class IdemOrderlyListener<T> implements MessageListenerOrderly {
 
     /** Consumes envelopes made from the listener's messages, in their order. */
     ConsumeOrderlyStatus consume(List<Envelope> envelopes, ConsumeOrderlyContext context) {
-        try (Batch<T> batch = processor.claim(envelopes)) {
+        try (Batch<T> batch = processor.open(envelopes)) {
             for (int i = 0; i < batch.size(); i++) {
                 Outcome outcome = batch.process(i);
                 if (!outcome.disposition().acknowledges()) {

@@ -1,7 +1,7 @@
 package dev.idem.rocketmq;
 
 import dev.idem.core.IdempotentProcessor;
-import dev.idem.core.spi.DeadLetterRouting;
+import dev.idem.core.DeadLetterRouting;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;

@@ -2,7 +2,7 @@ package dev.idem.rocketmq;
 
 import dev.idem.core.DeadLetter;
 import dev.idem.core.spi.DeadLetterPublisher;
-import dev.idem.core.spi.DeadLetterRouting;
+import dev.idem.core.DeadLetterRouting;
 import java.util.Objects;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;

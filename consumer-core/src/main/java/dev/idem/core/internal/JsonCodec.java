@@ -3,7 +3,7 @@ package dev.idem.core.internal;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
-import dev.idem.core.spi.PayloadCodec;
+import dev.idem.core.PayloadCodec;
 import java.io.IOException;
 import java.util.Objects;
 

@@ -4,7 +4,7 @@ import dev.idem.core.Delivery;
 import dev.idem.core.DeliveryHandler;
 import dev.idem.core.DuplicateEffectException;
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.spi.DedupCheck;
+import dev.idem.core.DedupCheck;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

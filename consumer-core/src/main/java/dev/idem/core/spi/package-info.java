@@ -1,6 +1,6 @@
 /**
- * What users and adapters implement or choose: the claim store, the business dedup check, the
- * dead-letter publisher, compensation, backoff, the handler interceptor, payload codecs and key
- * sources. Each has stock implementations as static factories.
+ * What claim-store and adapter authors implement: the claim store and its records
+ * ({@link dev.idem.core.spi.ClaimStore}, {@link dev.idem.core.spi.Claim}) and the dead-letter
+ * publisher each broker adapter provides. Application code rarely needs this package.
  */
 package dev.idem.core.spi;

@@ -2,6 +2,7 @@ package dev.idem.kafka.internal;
 
 import dev.idem.core.Envelope;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -18,7 +19,7 @@ public final class KafkaEnvelopes {
     /**
      * The envelope of a record: its offset is the position, {@code topic-partition@offset} the
      * message id (stable across redeliveries), headers as UTF-8 text (the last value of a repeated
-     * header wins), a null value (tombstone) as an empty body.
+     * header wins), a null value (tombstone) as an empty body; the record itself travels as the source.
      */
     public static Envelope of(ConsumerRecord<byte[], byte[]> record) {
         Map<String, String> headers = new HashMap<>();
@@ -27,6 +28,7 @@ public final class KafkaEnvelopes {
         }
         return new Envelope(record.topic(), record.partition(), Long.toString(record.offset()),
                 record.topic() + "-" + record.partition() + "@" + record.offset(), 0, headers,
-                record.value() == null ? EMPTY : record.value(), record.key());
+                record.value() == null ? EMPTY : record.value(), record.key(),
+                record.timestamp() < 0 ? null : Instant.ofEpochMilli(record.timestamp()), record);
     }
 }

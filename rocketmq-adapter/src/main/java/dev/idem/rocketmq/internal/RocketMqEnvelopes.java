@@ -2,6 +2,7 @@ package dev.idem.rocketmq.internal;
 
 import dev.idem.core.Envelope;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.rocketmq.common.message.MessageConst;
@@ -18,7 +19,8 @@ public final class RocketMqEnvelopes {
     /**
      * The envelope of a message: queue id and queue offset as partition and position, the unique
      * message id (stable across redeliveries), user properties as headers (RocketMQ's own are
-     * left out), {@code reconsumeTimes + 1} as the broker's attempt count, the keys as message key.
+     * left out), {@code reconsumeTimes + 1} as the broker's attempt count, the keys as message key,
+     * the born time as timestamp, and the message itself as the source.
      */
     public static Envelope of(MessageExt message) {
         Map<String, String> headers = new HashMap<>();
@@ -31,6 +33,7 @@ public final class RocketMqEnvelopes {
         return new Envelope(message.getTopic(), message.getQueueId(), Long.toString(message.getQueueOffset()),
                 message.getMsgId(), message.getReconsumeTimes() + 1, headers,
                 message.getBody() == null ? EMPTY : message.getBody(),
-                keys == null || keys.isEmpty() ? null : keys.getBytes(StandardCharsets.UTF_8));
+                keys == null || keys.isEmpty() ? null : keys.getBytes(StandardCharsets.UTF_8),
+                message.getBornTimestamp() <= 0 ? null : Instant.ofEpochMilli(message.getBornTimestamp()), message);
     }
 }

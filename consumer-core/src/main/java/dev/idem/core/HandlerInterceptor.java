@@ -1,6 +1,5 @@
-package dev.idem.core.spi;
+package dev.idem.core;
 
-import dev.idem.core.Delivery;
 
 /**
  * The one slot around the handler call, for metrics, MDC, tracing or timeouts. It must call

@@ -1,6 +1,5 @@
-package dev.idem.core.spi;
+package dev.idem.core;
 
-import dev.idem.core.Envelope;
 import java.util.Objects;
 import java.util.function.Function;
 

@@ -1,6 +1,5 @@
-package dev.idem.core.spi;
+package dev.idem.core;
 
-import dev.idem.core.Delivery;
 
 /**
  * The business dedup check: the system of record says whether a delivery's effect already exists.

@@ -1,6 +1,5 @@
-package dev.idem.core.spi;
+package dev.idem.core;
 
-import dev.idem.core.DeadLetter;
 
 /**
  * Called once per dead-lettered key, after the dead letter is safely published: undo or report

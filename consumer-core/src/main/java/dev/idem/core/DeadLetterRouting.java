@@ -1,4 +1,4 @@
-package dev.idem.core.spi;
+package dev.idem.core;
 
 import java.util.Objects;
 
