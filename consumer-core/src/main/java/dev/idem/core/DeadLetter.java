@@ -38,30 +38,54 @@ public record DeadLetter(IdempotencyKey key, Envelope envelope, int attempts, St
     }
 
     /**
-     * The dead letter's headers (Kafka headers, RocketMQ user properties): the original message's
-     * own headers without earlier {@code idem-} ones, then Idem's, so a message dead-lettered again
-     * carries one set, the newest.
+     * Idem's own headers, one contract for both brokers: original topic, partition, offset and
+     * message id, consumer group, idempotency key, attempts, reason, exception class, message and
+     * bounded stack trace, first and last failure time. A header with no value (no exception, say)
+     * is left out, never sent blank: RocketMQ refuses blank properties.
+     */
+    public Map<String, String> idemHeaders() {
+        Map<String, String> headers = new LinkedHashMap<>();
+        put(headers, "original-topic", envelope.topic());
+        put(headers, "original-partition", Integer.toString(envelope.partition()));
+        put(headers, "original-offset", envelope.position());
+        put(headers, "original-message-id", envelope.messageId());
+        put(headers, "consumer-group", key.group());
+        put(headers, "idempotency-key", key.value());
+        put(headers, "attempts", Integer.toString(attempts));
+        put(headers, "reason", reason);
+        put(headers, "exception-class", exceptionClass);
+        put(headers, "exception-message", exceptionMessage);
+        put(headers, "exception-stacktrace", stackTrace);
+        put(headers, "first-failure-at", firstFailureAt.toString());
+        put(headers, "last-failure-at", lastFailureAt.toString());
+        return headers;
+    }
+
+    /**
+     * The original message's headers as text, without earlier {@code idem-} ones and without blank
+     * values, then {@link #idemHeaders()}: a message dead-lettered again carries one set, the newest.
+     * Publishers that can copy the original headers byte for byte from the native message
+     * ({@link Envelope#source(Class)}) use {@link #idemHeaders()} alone on top of those.
      */
     public Map<String, String> headers() {
         Map<String, String> headers = new LinkedHashMap<>();
         envelope.headers().forEach((name, value) -> {
-            if (!name.startsWith(HEADER_PREFIX)) {
+            if (!isIdemHeader(name) && value != null && !value.isBlank()) {
                 headers.put(name, value);
             }
         });
-        headers.put(HEADER_PREFIX + "original-topic", envelope.topic());
-        headers.put(HEADER_PREFIX + "original-partition", Integer.toString(envelope.partition()));
-        headers.put(HEADER_PREFIX + "original-offset", envelope.position());
-        headers.put(HEADER_PREFIX + "original-message-id", envelope.messageId());
-        headers.put(HEADER_PREFIX + "consumer-group", key.group());
-        headers.put(HEADER_PREFIX + "idempotency-key", key.value());
-        headers.put(HEADER_PREFIX + "attempts", Integer.toString(attempts));
-        headers.put(HEADER_PREFIX + "reason", reason);
-        headers.put(HEADER_PREFIX + "exception-class", exceptionClass);
-        headers.put(HEADER_PREFIX + "exception-message", exceptionMessage);
-        headers.put(HEADER_PREFIX + "exception-stacktrace", stackTrace);
-        headers.put(HEADER_PREFIX + "first-failure-at", firstFailureAt.toString());
-        headers.put(HEADER_PREFIX + "last-failure-at", lastFailureAt.toString());
+        headers.putAll(idemHeaders());
         return headers;
+    }
+
+    /** Whether {@code name} is one of Idem's headers, replaced when a message is dead-lettered again. */
+    public static boolean isIdemHeader(String name) {
+        return name.startsWith(HEADER_PREFIX);
+    }
+
+    private static void put(Map<String, String> headers, String name, String value) {
+        if (value != null && !value.isBlank()) {
+            headers.put(HEADER_PREFIX + name, value);
+        }
     }
 }
