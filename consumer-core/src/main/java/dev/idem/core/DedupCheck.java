@@ -1,9 +1,11 @@
 package dev.idem.core;
 
+import java.time.Duration;
+import java.util.Optional;
 
 /**
  * The business dedup check: the system of record says whether a delivery's effect already exists.
- * This, not the Redis claim, is Idem's guarantee (DESIGN §1). Implementations are thread-safe.
+ * This, not the Redis claim, is Idem's guarantee. Implementations are thread-safe.
  *
  * @param <T> payload type
  */
@@ -12,15 +14,44 @@ public interface DedupCheck<T> {
 
     /**
      * @return true if the effect of this delivery is already applied
-     * @throws Exception if the system of record cannot answer (counted as a failure)
+     * @throws Exception if the system of record cannot answer: the delivery is deferred (not counted,
+     *                   retried after the backoff), never counted as the message's failure
      */
     boolean alreadyApplied(Delivery<? extends T> delivery) throws Exception;
 
     /**
-     * No business check: only the Redis claim protects the effect. For tests that must show
-     * duplicates without a check, and for effects that are idempotent by nature.
+     * Whether {@code handler} records its effects where this check looks. A check that needs the
+     * handler's cooperation (the JDBC ledger) answers false for a handler it does not wrap, so the
+     * processor refuses to build instead of running on Redis alone. Default: true.
      */
+    default boolean recordedBy(DeliveryHandler<?> handler) {
+        return true;
+    }
+
+    /**
+     * How long the check remembers an effect, if it forgets them: the processor refuses a claim
+     * store whose done window outlives it. Default: for ever.
+     */
+    default Optional<Duration> retention() {
+        return Optional.empty();
+    }
+
+    /**
+     * No business check ("Redis-only"): only the Redis claim protects the effect. No two handlers for
+     * one key run at once and a finished key is not run again, as long as Redis keeps its data. For
+     * effects that are idempotent by nature, and for tests that must show duplicates without a check.
+     * Building a processor with it logs a warning saying so.
+     */
+    @SuppressWarnings("unchecked")
     static <T> DedupCheck<T> none() {
-        return delivery -> false;
+        return (DedupCheck<T>) None.NONE;
+    }
+}
+
+/** The one instance of {@link DedupCheck#none()}, so the processor can tell it apart. */
+final class None {
+    static final DedupCheck<Object> NONE = delivery -> false;
+
+    private None() {
     }
 }

@@ -1,37 +1,24 @@
 package dev.idem.core;
 
-import dev.idem.core.internal.Failures;
-import dev.idem.core.internal.LeaseRenewer;
-import dev.idem.core.internal.Pipeline;
-import dev.idem.core.internal.Prepared;
-import dev.idem.core.internal.ProcessorMetrics;
-import dev.idem.core.spi.Claim;
-import dev.idem.core.spi.ClaimRequest;
+import dev.idem.core.internal.Meters;
+import dev.idem.core.internal.MicrometerMeters;
 import dev.idem.core.spi.ClaimStore;
-import dev.idem.core.spi.ClaimStoreException;
 import dev.idem.core.spi.DeadLetterPublisher;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Metrics;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Runs deliveries through Idem's fixed order (DESIGN §2): claim, business dedup check, handler,
- * then done, retry, or dead letter and compensation. Built by {@link #builder}; immutable and
- * thread-safe, so one processor serves all of a consumer's threads. Close it to stop lease renewal.
+ * Runs deliveries through Idem's fixed order: claim, business dedup check, handler, then done,
+ * retry, or dead letter and compensation (the order itself is in one class, {@code Protocol}).
+ * Built by {@link #builder}; immutable and thread-safe, so one processor serves all of a consumer's
+ * threads. Close it after its consumer, to stop lease renewal.
  *
  * <pre>{@code
  * IdempotentProcessor<Order> processor = IdempotentProcessor.builder(handler)
@@ -43,27 +30,13 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class IdempotentProcessor<T> implements AutoCloseable {
 
-    // How long a claim or close waits for the previous completion: a Redis round trip, with margin.
-    private static final Duration COMPLETION_WAIT = Duration.ofSeconds(5);
+    private static final Logger LOG = LoggerFactory.getLogger(IdempotentProcessor.class);
 
-    private final Pipeline<T> pipeline;
-    private final ClaimStore claims;
-    private final Duration lease;
-    private final LeaseRenewer renewer;
-    private final String instance = UUID.randomUUID().toString().substring(0, 13);
-    private final AtomicLong owners = new AtomicLong();
-    // The last completion sent and not yet confirmed (decision 0007).
-    private final AtomicReference<CompletableFuture<?>> pendingCompletion =
-            new AtomicReference<>(CompletableFuture.completedFuture(null));
+    private final Protocol<T> protocol;
 
     private IdempotentProcessor(Builder<T> b) {
-        this.claims = b.claims;
-        this.lease = b.lease;
-        ProcessorMetrics metrics = new ProcessorMetrics(b.meterRegistry, b.group);
-        this.pipeline = new Pipeline<>(new Pipeline.Settings<>(b.group, b.claims, b.dedupCheck, b.handler,
-                b.interceptor, b.codec, b.keys, b.maxAttempts, b.backoff, new Failures(b.fatal), b.deadLetters,
-                b.compensation, b.compensationAttempts, b.clock, metrics));
-        this.renewer = new LeaseRenewer(b.claims, b.lease, metrics);
+        Meters meters = b.meterRegistry == null ? Meters.NONE : new MicrometerMeters(b.meterRegistry, b.group);
+        this.protocol = new Protocol<>(b, meters);
     }
 
     /**
@@ -77,7 +50,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
 
     /** Processes one message: one claim round trip, and one completion round trip sent without waiting. */
     public Outcome process(Envelope envelope) {
-        try (Batch<T> batch = open(List.of(envelope), true)) {
+        try (Batch<T> batch = open(List.of(envelope))) {
             return batch.process(0);
         }
     }
@@ -87,58 +60,21 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
      * with {@link Batch#process}, in the broker's order, then close the batch.
      */
     public Batch<T> open(List<Envelope> envelopes) {
-        return open(envelopes, false);
-    }
-
-    private Batch<T> open(List<Envelope> envelopes, boolean firm) {
-        awaitPendingCompletion();
-        List<Prepared<T>> items = new ArrayList<>(envelopes.size());
-        Map<IdempotencyKey, ClaimRequest> requests = new LinkedHashMap<>();
-        for (Envelope envelope : envelopes) {
-            Prepared<T> item = pipeline.prepare(envelope);
-            items.add(item);
-            requests.putIfAbsent(item.key(), new ClaimRequest(item.key(), envelope.brokerAttempt()));
-        }
-        String owner = instance + "-" + owners.incrementAndGet();
-        Map<IdempotencyKey, Claim> claimed = new HashMap<>();
-        ClaimStoreException failure = null;
-        try {
-            for (Claim claim : pipeline.claim(List.copyOf(requests.values()), owner, lease, firm)) {
-                claimed.put(claim.key(), claim);
-            }
-        } catch (ClaimStoreException e) {
-            failure = e;
-        }
-        return new Batch<>(pipeline, claims, renewer, owner, firm, items, claimed, failure, pendingCompletion::set);
-    }
-
-    /**
-     * Waits for the last completion sent, so a key completed by the previous batch is found done,
-     * not busy. Its failure was logged where it happened.
-     */
-    private void awaitPendingCompletion() {
-        try {
-            pendingCompletion.get().get(COMPLETION_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            // Logged by the batch; a late or failed completion only makes the key look busy a while longer.
-        }
+        return new Batch<>(protocol, protocol.open(envelopes));
     }
 
     /** The claim lease, renewed while a claim is held. */
     public Duration lease() {
-        return lease;
+        return protocol.lease();
     }
 
     /**
-     * Waits for the last completion sent, then stops renewing leases. Batches still open keep their
-     * claims until the leases expire.
+     * Waits for the last completion sent, then stops renewing leases. Close batches first: a batch
+     * still open keeps its claims until their leases expire.
      */
     @Override
     public void close() {
-        awaitPendingCompletion();
-        renewer.close();
+        protocol.close();
     }
 
     /**
@@ -149,25 +85,30 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
      */
     public static final class Builder<T> {
 
-        private final DeliveryHandler<T> handler;
-        private String group;
-        private ClaimStore claims;
-        private DedupCheck<? super T> dedupCheck;
-        private DeadLetterPublisher deadLetters;
-        private PayloadCodec<T> codec;
-        private KeySource<T> keys;
-        private Compensation compensation = Compensation.none();
-        private HandlerInterceptor interceptor = HandlerInterceptor.none();
-        // DESIGN §4: five attempts, then the dead letter.
-        private int maxAttempts = 5;
+        // Package-private: the protocol reads the settings once, when the processor is built.
+        final DeliveryHandler<T> handler;
+        String group;
+        ClaimStore claims;
+        DedupCheck<? super T> dedupCheck;
+        DeadLetterPublisher deadLetters;
+        PayloadCodec<T> codec;
+        KeySource<T> keys;
+        Compensation compensation = Compensation.none();
+        HandlerInterceptor interceptor = HandlerInterceptor.none();
+        // Five attempts, then the dead letter.
+        int maxAttempts = 5;
         // Longer than a typical handler, short enough that a crashed owner's keys come back quickly.
-        private Duration lease = Duration.ofSeconds(30);
-        private Backoff backoff = Backoff.exponential(Duration.ofSeconds(1), Duration.ofMinutes(1), 0.2);
-        private final List<Class<? extends Throwable>> fatal = new ArrayList<>();
+        Duration lease = Duration.ofSeconds(30);
+        // From 1 s to 1 min: five attempts span about 15 s, a failover of a few seconds is ridden out.
+        Backoff backoff = Backoff.exponential(Duration.ofSeconds(1), Duration.ofMinutes(1), 0.2);
+        final List<Class<? extends Throwable>> fatal = new ArrayList<>();
+        final List<Class<? extends Throwable>> infrastructure = new ArrayList<>();
         // A throwing compensation hook is retried this often, then reported.
-        private int compensationAttempts = 3;
-        private Clock clock = Clock.systemUTC();
-        private MeterRegistry meterRegistry = Metrics.globalRegistry;
+        int compensationAttempts = 3;
+        Clock clock = Clock.systemUTC();
+        // A Micrometer MeterRegistry, or null for no metrics; typed loosely so Micrometer is optional.
+        Object meterRegistry;
+        Consumer<Outcome> onOutcome = outcome -> { };
 
         private Builder(DeliveryHandler<T> handler) {
             this.handler = Objects.requireNonNull(handler, "handler");
@@ -277,13 +218,39 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Exception classes that mean infrastructure trouble, not the message's fault: the delivery
+         * is deferred (not counted, retried after the backoff), never dead-lettered. Besides
+         * {@link InfrastructureException}, transient and connection {@code SQLException}s and refused
+         * connections, which always are.
+         */
+        @SafeVarargs
+        public final Builder<T> infrastructure(Class<? extends Throwable>... types) {
+            for (Class<? extends Throwable> type : types) {
+                infrastructure.add(Objects.requireNonNull(type, "infrastructure exception class"));
+            }
+            return this;
+        }
+
+        /**
+         * Called with every outcome, on the thread that processed the message, for applications that
+         * observe outcomes without Micrometer. It must be quick and must not throw (a throw is logged).
+         */
+        public Builder<T> onOutcome(Consumer<Outcome> listener) {
+            this.onOutcome = listener;
+            return this;
+        }
+
         /** Clock for dead-letter timestamps. Default UTC system clock. */
         public Builder<T> clock(Clock clock) {
             this.clock = clock;
             return this;
         }
 
-        /** Where metrics go. Default: Micrometer's global registry. */
+        /**
+         * Where metrics go (Micrometer must then be on the class path). Default: no metrics. The
+         * meters are listed in the README.
+         */
         public Builder<T> meterRegistry(MeterRegistry meterRegistry) {
             this.meterRegistry = meterRegistry;
             return this;
@@ -305,7 +272,8 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
             required("interceptor", interceptor);
             required("backoff", backoff);
             required("clock", clock);
-            required("meterRegistry", meterRegistry);
+            required("onOutcome", onOutcome);
+            required("handler", handler);
             if (maxAttempts < 1) {
                 throw new IllegalArgumentException("maxAttempts must be >= 1 but was " + maxAttempts);
             }
@@ -315,6 +283,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
             if (lease == null || lease.toMillis() < 100) {
                 throw new IllegalArgumentException("lease must be >= 100ms but was " + lease);
             }
+            Settings.check(this);
             return new IdempotentProcessor<>(this);
         }
 

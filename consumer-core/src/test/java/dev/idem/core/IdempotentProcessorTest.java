@@ -174,7 +174,11 @@ class IdempotentProcessorTest {
         List<Outcome> outcomes = new ArrayList<>();
 
         for (int delivery = 0; delivery < 8; delivery++) {
-            outcomes.add(processor.process(envelope("order-1:fail")));
+            Outcome outcome = processor.process(envelope("order-1:fail"));
+            outcomes.add(outcome);
+            if (outcome instanceof Outcome.Deferred) {
+                clock.advance(BACKOFF);
+            }
         }
 
         assertThat(outcomes.get(4)).isInstanceOf(Outcome.Deferred.class);
@@ -182,8 +186,50 @@ class IdempotentProcessorTest {
         assertThat(outcomes.get(4).disposition().acknowledges()).isFalse();
         assertThat(outcomes.get(6)).isInstanceOf(Outcome.DeadLettered.class);
         assertThat(handled).as("the handler does not run again after its last attempt").hasValue(5);
-        assertThat(deadLetters.published()).hasSize(1);
+        assertThat(deadLetters.published()).singleElement().satisfies(letter -> {
+            // The letter that lands carries the original reason and exception, not "the process crashed".
+            assertThat(letter.reason()).isEqualTo("attempts exhausted");
+            assertThat(letter.exceptionClass()).isEqualTo(IOException.class.getName());
+            assertThat(letter.exceptionMessage()).isEqualTo("stock service unavailable");
+            assertThat(letter.attempts()).isEqualTo(5);
+        });
         assertThat(compensated).hasSize(1);
+    }
+
+    @Test
+    void aFatalFailureWhoseDeadLetterPublishFailsNeverRunsAgain() {
+        IdempotentProcessor<String> processor = processor();
+        deadLetters.failNext(1);
+
+        Outcome first = processor.process(envelope("order-1:fatal"));
+        clock.advance(BACKOFF);
+        Outcome second = processor.process(envelope("order-1:fatal"));
+
+        assertThat(first).isInstanceOf(Outcome.Deferred.class);
+        assertThat(second).isInstanceOf(Outcome.DeadLettered.class);
+        assertThat(handled).hasValue(1);
+        assertThat(deadLetters.published()).singleElement().satisfies(letter -> {
+            assertThat(letter.reason()).isEqualTo("non-retryable failure");
+            assertThat(letter.exceptionClass()).isEqualTo(NonRetryableException.class.getName());
+            assertThat(letter.attempts()).isEqualTo(1);
+        });
+        assertThat(compensated).hasSize(1);
+    }
+
+    @Test
+    void copiesArrivingWhileAFailedDeadLetterBacksOffAreBusyNotPublished() {
+        IdempotentProcessor<String> processor = processor();
+        deadLetters.failNext(1);
+        processor.process(envelope("order-1:fatal"));
+
+        List<Outcome> copies = new ArrayList<>();
+        for (int copy = 0; copy < 20; copy++) {
+            copies.add(processor.process(envelope("order-1:fatal")));
+        }
+
+        assertThat(copies).allSatisfy(o -> assertThat(o).isInstanceOf(Outcome.Busy.class));
+        assertThat(deadLetters.attempts()).isEqualTo(1);
+        assertThat(handled).hasValue(1);
     }
 
     @Test
@@ -250,7 +296,7 @@ class IdempotentProcessorTest {
     @Test
     void aKeyHeldByAnotherOwnerIsBusyAndRedeliveredNeverDropped() {
         IdempotencyKey key = new IdempotencyKey("inventory", "orders", "order-1");
-        store.claim(List.of(new ClaimRequest(key, 0)), "another-consumer", LEASE, true);
+        store.claim(List.of(new ClaimRequest(key, 0)), "another-consumer", LEASE);
 
         Outcome outcome = processor().process(envelope("order-1"));
 
@@ -263,6 +309,9 @@ class IdempotentProcessorTest {
     void anUnreachableClaimStoreFailsClosed() {
         ClaimStore down = (ClaimStore) Proxy.newProxyInstance(ClaimStore.class.getClassLoader(),
                 new Class<?>[] {ClaimStore.class}, (proxy, method, args) -> {
+                    if (method.getName().endsWith("Window")) {
+                        return Duration.ofDays(1);
+                    }
                     throw new ClaimStoreException("connection refused", null);
                 });
         IdempotentProcessor<String> processor = builder(handler).claims(down).build();
@@ -275,7 +324,7 @@ class IdempotentProcessorTest {
     }
 
     /** Stands for the process dying inside the handler: nothing after it runs. */
-    private static final class Crash extends Error {
+    private static final class Crash extends InternalError {
         private static final long serialVersionUID = 1L;
     }
 
@@ -296,8 +345,10 @@ class IdempotentProcessorTest {
             }
         }
 
-        assertThat(runs).hasValue(5);
-        assertThat(outcomes).hasSize(2).allSatisfy(o -> assertThat(o).isInstanceOf(Outcome.DeadLettered.class));
+        // The first crash is not counted (its claim is counted with its outcome, and a crash has
+        // none); every takeover after a crash is counted before the handler runs (decision 0003).
+        assertThat(runs).hasValue(6);
+        assertThat(outcomes).hasSize(1).allSatisfy(o -> assertThat(o).isInstanceOf(Outcome.DeadLettered.class));
         assertThat(deadLetters.published()).singleElement()
                 .satisfies(d -> assertThat(d.reason()).contains("crashed"));
     }
@@ -413,5 +464,204 @@ class IdempotentProcessorTest {
         assertThat(backoff.delay(30)).isEqualTo(Duration.ofSeconds(10));
         assertThatThrownBy(() -> Backoff.exponential(Duration.ZERO, Duration.ofSeconds(1), 0))
                 .hasMessageContaining("initial");
+    }
+
+    @Test
+    void aFreshRecordWhoseBrokerCountIsPastTheLimitRunsOnceBeforeItIsDeadLettered() {
+        // Given a message the broker redelivered 7 times while Idem deferred it (no record in Redis)
+        Outcome outcome = processor().process(envelope("order-1", 8));
+
+        // Then it gets one real run, not a dead letter on the broker's count alone
+        assertThat(outcome).isInstanceOf(Outcome.Applied.class);
+        assertThat(handled).hasValue(1);
+        assertThat(deadLetters.published()).isEmpty();
+    }
+
+    @Test
+    void aThrowingBusinessCheckDefersWithoutCountingAnAttempt() {
+        AtomicInteger checks = new AtomicInteger();
+        IdempotentProcessor<String> processor = builder(handler).dedupCheck(d -> {
+            if (checks.incrementAndGet() <= 7) {
+                throw new java.sql.SQLException("connection reset");
+            }
+            return false;
+        }).build();
+
+        List<Outcome> outcomes = new ArrayList<>();
+        for (int delivery = 0; delivery < 8; delivery++) {
+            outcomes.add(processor.process(envelope("order-1")));
+        }
+
+        assertThat(outcomes.subList(0, 7)).allSatisfy(o -> assertThat(o).isInstanceOf(Outcome.Deferred.class));
+        assertThat(outcomes.get(7)).isInstanceOf(Outcome.Applied.class);
+        assertThat(((Outcome.Applied) outcomes.get(7)).attempt()).isEqualTo(1);
+        assertThat(deadLetters.published()).isEmpty();
+    }
+
+    @Test
+    void aHandlerMeetingADatabaseFailoverIsDeferredNotCountedNorDeadLettered() {
+        AtomicInteger runs = new AtomicInteger();
+        IdempotentProcessor<String> processor = builder(d -> {
+            if (runs.incrementAndGet() <= 10) {
+                throw new java.sql.SQLTransientConnectionException("the database is failing over");
+            }
+        }).build();
+
+        List<Outcome> outcomes = new ArrayList<>();
+        for (int delivery = 0; delivery < 11; delivery++) {
+            outcomes.add(processor.process(envelope("order-1")));
+        }
+
+        assertThat(outcomes.subList(0, 10)).allSatisfy(o -> {
+            assertThat(o).isInstanceOf(Outcome.Deferred.class);
+            assertThat(o.disposition().acknowledges()).isFalse();
+        });
+        assertThat(outcomes.get(10)).isInstanceOf(Outcome.Applied.class);
+        assertThat(deadLetters.published()).isEmpty();
+        assertThat(compensated).isEmpty();
+    }
+
+    @Test
+    void aUserListedInfrastructureExceptionIsDeferred() {
+        class GatewayDown extends RuntimeException {
+            private static final long serialVersionUID = 1L;
+        }
+        IdempotentProcessor<String> processor = builder(d -> {
+            throw new GatewayDown();
+        }).infrastructure(GatewayDown.class).build();
+
+        assertThat(processor.process(envelope("order-1"))).isInstanceOf(Outcome.Deferred.class);
+        assertThat(record("order-1").attempts()).isZero();
+    }
+
+    @Test
+    void anEffectThatCommittedDespiteTheLastFailureIsADuplicateNotADeadLetter() {
+        // Given a handler whose commit succeeds but whose reply is lost on the last attempt
+        java.util.Set<String> committed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        AtomicInteger runs = new AtomicInteger();
+        IdempotentProcessor<String> processor = builder(d -> {
+            if (runs.incrementAndGet() == 5) {
+                committed.add(d.key().value());
+            }
+            throw new IOException("connection closed while committing");
+        }).dedupCheck(d -> committed.contains(d.key().value())).build();
+
+        List<Outcome> outcomes = new ArrayList<>();
+        for (int delivery = 0; delivery < 5; delivery++) {
+            outcomes.add(processor.process(envelope("order-1")));
+        }
+
+        assertThat(outcomes.get(4)).isInstanceOf(Outcome.Duplicate.class);
+        assertThat(deadLetters.published()).isEmpty();
+        assertThat(compensated).isEmpty();
+        assertThat(record("order-1").state()).isEqualTo(ClaimRecord.State.DONE);
+    }
+
+    @Test
+    void windowsThatCannotHoldTheRetriesAreRefusedAtBuildNamingTheSettings() {
+        InMemoryClaimStore shortCounts = new InMemoryClaimStore(clock, Duration.ofDays(7), Duration.ofSeconds(10));
+        InMemoryClaimStore doneShorterThanCounts = new InMemoryClaimStore(clock, Duration.ofHours(1), Duration.ofDays(1));
+
+        assertThatThrownBy(() -> builder(handler).claims(shortCounts).backoff(Backoff.fixed(Duration.ofSeconds(30)))
+                .build()).hasMessageContaining("attemptsWindow").hasMessageContaining("backoff");
+        assertThatThrownBy(() -> builder(handler).claims(doneShorterThanCounts).build())
+                .hasMessageContaining("doneWindow").hasMessageContaining("attemptsWindow");
+        DedupCheck<Object> forgetful = new DedupCheck<>() {
+            @Override
+            public boolean alreadyApplied(Delivery<?> delivery) {
+                return false;
+            }
+
+            @Override
+            public java.util.Optional<Duration> retention() {
+                return java.util.Optional.of(Duration.ofDays(1));
+            }
+        };
+        assertThatThrownBy(() -> builder(handler).dedupCheck(forgetful).build())
+                .hasMessageContaining("retention").hasMessageContaining("doneWindow");
+        assertThatThrownBy(() -> builder(handler).backoff(attempt -> Duration.ofSeconds(-1)).build())
+                .hasMessageContaining("backoff must give a delay >= 0");
+    }
+
+    @Test
+    void aKeyFunctionThatThrowsKeepsItsExceptionOnTheDeadLetter() {
+        IdempotentProcessor<String> processor = builder(handler).keys((envelope, payload) -> {
+            throw new IllegalStateException("order has no id");
+        }).build();
+
+        Outcome outcome = processor.process(envelope("order-1"));
+
+        assertThat(outcome).isInstanceOf(Outcome.DeadLettered.class);
+        assertThat(deadLetters.published()).singleElement().satisfies(letter -> {
+            assertThat(letter.reason()).startsWith("idempotency key function failed");
+            assertThat(letter.exceptionClass()).isEqualTo(IllegalStateException.class.getName());
+            assertThat(letter.exceptionMessage()).isEqualTo("order has no id");
+        });
+        assertThat(handled).hasValue(0);
+    }
+
+    @Test
+    void aKeyOverTheLengthLimitHasItsOwnReason() {
+        IdempotentProcessor<String> processor = builder(handler).keys(KeySource.payload(p -> "x".repeat(600))).build();
+
+        processor.process(envelope("order-1"));
+
+        assertThat(deadLetters.published()).singleElement()
+                .satisfies(letter -> assertThat(letter.reason()).contains("longer than 512"));
+    }
+
+    @Test
+    void aHandlerStackOverflowIsAFailureOfThatMessageNotACrash() {
+        IdempotentProcessor<String> processor = builder(d -> {
+            throw new StackOverflowError("deep JSON");
+        }).build();
+
+        Outcome outcome = processor.process(envelope("order-1"));
+
+        assertThat(outcome).isInstanceOf(Outcome.Retrying.class);
+        assertThat(record("order-1").failures()).isEqualTo(1);
+    }
+
+    @Test
+    void aCodecReturningNullIsADefectOfTheMessage() {
+        IdempotentProcessor<String> processor = builder(handler).codec(body -> null)
+                .keys(KeySource.messageId()).build();
+
+        processor.process(envelope("order-1"));
+
+        assertThat(deadLetters.published()).singleElement()
+                .satisfies(letter -> assertThat(letter.reason()).contains("the codec returned null"));
+        assertThat(handled).hasValue(0);
+    }
+
+    @Test
+    void theOutcomeListenerSeesEveryOutcome() {
+        List<Outcome> seen = new CopyOnWriteArrayList<>();
+        IdempotentProcessor<String> processor = builder(handler).onOutcome(seen::add).build();
+
+        processor.process(envelope("order-1"));
+        processor.process(envelope("order-1"));
+
+        assertThat(seen).hasSize(2);
+        assertThat(seen.get(0)).isInstanceOf(Outcome.Applied.class);
+        assertThat(seen.get(1)).isInstanceOf(Outcome.Duplicate.class);
+    }
+
+    @Test
+    void aLedgerCheckWithAHandlerThatNeverWritesTheLedgerIsRefused() {
+        DedupCheck<Object> needsItsHandler = new DedupCheck<>() {
+            @Override
+            public boolean alreadyApplied(Delivery<?> delivery) {
+                return false;
+            }
+
+            @Override
+            public boolean recordedBy(DeliveryHandler<?> handler) {
+                return false;
+            }
+        };
+
+        assertThatThrownBy(() -> builder(handler).dedupCheck(needsItsHandler).build())
+                .hasMessageContaining("ledger.processor");
     }
 }

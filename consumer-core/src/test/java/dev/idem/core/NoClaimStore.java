@@ -1,7 +1,6 @@
 package dev.idem.core;
 
 import dev.idem.core.spi.Claim;
-import dev.idem.core.spi.ClaimRecord;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.FailureCount;
@@ -19,13 +18,23 @@ import java.util.Set;
 public final class NoClaimStore implements ClaimStore {
 
     @Override
-    public List<Claim> claim(List<ClaimRequest> requests, String owner, Duration lease, boolean firm) {
-        return requests.stream().<Claim>map(r -> new Claim.Claimed(r.key(), 1, 1, 0, false, true, Optional.empty()))
-                .toList();
+    public Duration doneWindow() {
+        return Duration.ofDays(7);
     }
 
     @Override
-    public boolean start(IdempotencyKey key, String owner) {
+    public Duration attemptsWindow() {
+        return Duration.ofDays(1);
+    }
+
+    @Override
+    public List<Claim> claim(List<ClaimRequest> requests, String owner, Duration lease) {
+        return requests.stream().<Claim>map(r -> new Claim.Claimed(r.key(), 1, 1, 0, false, true, Optional.empty(),
+                Optional.empty(), Optional.empty())).toList();
+    }
+
+    @Override
+    public boolean count(IdempotencyKey key, String owner) {
         return true;
     }
 
@@ -49,20 +58,22 @@ public final class NoClaimStore implements ClaimStore {
     }
 
     @Override
-    public boolean deadLetter(IdempotencyKey key, String owner, String error) {
+    public boolean doom(IdempotencyKey key, String owner, String reason, String error) {
         return true;
     }
 
     @Override
-    public void recordCompensation(IdempotencyKey key, String outcome) {
+    public boolean postpone(IdempotencyKey key, String owner, Duration delay) {
+        return true;
     }
 
     @Override
-    public void reset(IdempotencyKey key) {
+    public boolean deadLetter(IdempotencyKey key, String owner, Duration compensationLease) {
+        return true;
     }
 
     @Override
-    public Optional<ClaimRecord> inspect(IdempotencyKey key) {
-        return Optional.empty();
+    public boolean recordCompensation(IdempotencyKey key, String owner, String outcome) {
+        return true;
     }
 }

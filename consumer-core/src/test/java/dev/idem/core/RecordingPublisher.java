@@ -10,6 +10,7 @@ public final class RecordingPublisher implements DeadLetterPublisher {
 
     private final List<DeadLetter> published = new CopyOnWriteArrayList<>();
     private final AtomicInteger failuresLeft = new AtomicInteger();
+    private final AtomicInteger attempts = new AtomicInteger();
 
     /** The next {@code count} publishes throw, as a broker that does not acknowledge. */
     public void failNext(int count) {
@@ -21,8 +22,14 @@ public final class RecordingPublisher implements DeadLetterPublisher {
         return published;
     }
 
+    /** How many publishes were tried, failed or not. */
+    public int attempts() {
+        return attempts.get();
+    }
+
     @Override
     public void publish(DeadLetter deadLetter) {
+        attempts.incrementAndGet();
         if (failuresLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             throw new IllegalStateException("broker did not acknowledge the dead letter");
         }

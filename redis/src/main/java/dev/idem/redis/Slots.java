@@ -6,6 +6,9 @@ import java.nio.charset.StandardCharsets;
 final class Slots {
 
     private static final int SLOTS = 16384;
+    // For each slot, a short hash tag that maps to it: lets a script's extra key (the epoch) live in
+    // the slot of the records it is called with. Built once, on first use in cluster mode.
+    private static volatile String[] tags;
 
     private Slots() {
     }
@@ -26,5 +29,24 @@ final class Slots {
             }
         }
         return (crc & 0xffff) % SLOTS;
+    }
+
+    /** A hash tag, {@code {tag}}, that puts a key in {@code slot}. */
+    static String tag(int slot) {
+        String[] table = tags;
+        if (table == null) {
+            table = new String[SLOTS];
+            int found = 0;
+            for (int i = 0; found < SLOTS; i++) {
+                String candidate = Integer.toString(i, 36);
+                int s = of(candidate);
+                if (table[s] == null) {
+                    table[s] = candidate;
+                    found++;
+                }
+            }
+            tags = table;
+        }
+        return "{" + table[slot] + "}";
     }
 }

@@ -74,7 +74,7 @@ class LeaseRenewalIT {
 
         // For five leases' time, a competing consumer keeps finding the key busy.
         await().during(LEASE.multipliedBy(5)).atMost(LEASE.multipliedBy(10)).pollInterval(Duration.ofMillis(50))
-                .until(() -> store.claim(List.of(new ClaimRequest(key, 0)), "competitor", LEASE, true).get(0)
+                .until(() -> store.claim(List.of(new ClaimRequest(key, 0)), "competitor", LEASE).get(0)
                         instanceof Claim.Busy);
         finish.countDown();
 
@@ -98,7 +98,7 @@ class LeaseRenewalIT {
         assertThat(running.await(5, TimeUnit.SECONDS)).isTrue();
         // Redis loses the record (failover, flush) and another consumer claims the key.
         store.reset(key);
-        assertThat(store.claim(List.of(new ClaimRequest(key, 0)), "competitor", Duration.ofSeconds(30), true).get(0))
+        assertThat(store.claim(List.of(new ClaimRequest(key, 0)), "competitor", Duration.ofSeconds(30)).get(0))
                 .isInstanceOf(Claim.Claimed.class);
         await().atMost(Duration.ofSeconds(3)).pollDelay(LEASE).until(() -> true);
         finish.countDown();

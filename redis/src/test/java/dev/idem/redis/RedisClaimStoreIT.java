@@ -42,7 +42,7 @@ class RedisClaimStoreIT extends ClaimStoreContract {
     void aDoneKeyIsAOneByteStringSoTheDedupWindowStaysSmall() {
         RedisClaimStore store = (RedisClaimStore) newStore(Duration.ofDays(7));
         IdempotencyKey key = new IdempotencyKey("inventory", "orders", "order-42:reserve");
-        store.claim(List.of(new ClaimRequest(key, 0)), "a", Duration.ofSeconds(30), false);
+        store.claim(List.of(new ClaimRequest(key, 0)), "a", Duration.ofSeconds(30));
 
         store.complete(List.of(key), "a");
 
@@ -57,6 +57,6 @@ class RedisClaimStoreIT extends ClaimStoreContract {
 
         IdempotencyKey key = new IdempotencyKey("inventory", "orders", "order-43");
 
-        assertThat(store.claim(List.of(new ClaimRequest(key, 0)), "a", Duration.ofSeconds(30), true)).hasSize(1);
+        assertThat(store.claim(List.of(new ClaimRequest(key, 0)), "a", Duration.ofSeconds(30))).hasSize(1);
     }
 }

@@ -61,12 +61,12 @@ class RedisClusterClaimStoreIT extends ClaimStoreContract {
                 .mapToObj(i -> new IdempotencyKey("inventory", "orders", "order-" + i)).toList();
         List<ClaimRequest> requests = keys.stream().map(k -> new ClaimRequest(k, 0)).toList();
 
-        List<Claim> claims = store.claim(requests, "me", Duration.ofSeconds(30), false);
+        List<Claim> claims = store.claim(requests, "me", Duration.ofSeconds(30));
         assertThat(store.complete(keys, "me")).isEmpty();
 
         assertThat(claims).extracting(Claim::key).containsExactlyElementsOf(keys);
         assertThat(claims).allMatch(c -> c instanceof Claim.Claimed);
-        assertThat(store.claim(requests, "you", Duration.ofSeconds(30), false)).allMatch(c -> c instanceof Claim.Done);
+        assertThat(store.claim(requests, "you", Duration.ofSeconds(30))).allMatch(c -> c instanceof Claim.Done);
         assertThat(cluster.keysPerNode()).as("keys land on every master").allMatch(count -> count > 0);
     }
 }

@@ -1,32 +1,91 @@
 package dev.idem.core.internal;
 
+import dev.idem.core.InfrastructureException;
 import dev.idem.core.NonRetryableException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.UnknownHostException;
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTransientException;
 import java.util.List;
 
-/** The one place where exceptions are classified (fatal or retryable) and described, bounded. */
+/**
+ * The one place where exceptions are classified and described, bounded. A handler's failure is
+ * one of: a crash (the process cannot go on: {@link #isCrash}), infrastructure trouble that is not
+ * the message's fault ({@link #isInfrastructure}: deferred, never counted), fatal (never retried:
+ * {@link #isFatal}), or retryable (everything else).
+ */
 public final class Failures {
+
+    // Infrastructure by default: the database or a remote service could not be reached, or a
+    // transaction was cut off by a failover. Retrying the same message later will work.
+    private static final List<Class<? extends Throwable>> INFRASTRUCTURE = List.of(InfrastructureException.class,
+            SQLTransientException.class, SQLRecoverableException.class, SQLNonTransientConnectionException.class,
+            ConnectException.class, NoRouteToHostException.class, UnknownHostException.class);
 
     // Header and Redis field sizes: large enough to identify a failure, small enough for headers.
     private static final int MAX_MESSAGE = 500;
     private static final int MAX_STACK_TRACE = 4_000;
 
     private final List<Class<? extends Throwable>> fatal;
+    private final List<Class<? extends Throwable>> infrastructure;
 
-    /** @param fatal exception classes that must not be retried, besides {@link NonRetryableException} */
-    public Failures(List<Class<? extends Throwable>> fatal) {
+    /**
+     * @param fatal          exception classes that must not be retried, besides {@link NonRetryableException}
+     * @param infrastructure exception classes that mean infrastructure trouble, besides the defaults
+     */
+    public Failures(List<Class<? extends Throwable>> fatal, List<Class<? extends Throwable>> infrastructure) {
         this.fatal = List.copyOf(fatal);
+        this.infrastructure = List.copyOf(infrastructure);
+    }
+
+    /**
+     * Whether an {@link Error} means the process cannot go on (out of memory, a broken VM), so the
+     * message is left as a crash would leave it. Other errors ({@code StackOverflowError} on a deep
+     * payload, a {@code LinkageError} in the handler's code) are the handler's failure.
+     */
+    public static boolean isCrash(Throwable failure) {
+        return failure instanceof VirtualMachineError && !(failure instanceof StackOverflowError);
+    }
+
+    /**
+     * Whether the failure is infrastructure trouble, not the message's fault: an
+     * {@link InfrastructureException}, a transient or connection SQL error (SQL state class 08,
+     * PostgreSQL's 57P), a refused or unreachable connection, or a user-listed class, anywhere in the
+     * cause chain. A fatal class wins over it.
+     */
+    public boolean isInfrastructure(Throwable failure) {
+        if (isFatal(failure)) {
+            return false;
+        }
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (anyInstance(INFRASTRUCTURE, t) || anyInstance(infrastructure, t)) {
+                return true;
+            }
+            if (t instanceof SQLException sql && sql.getSQLState() != null
+                    && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean anyInstance(List<Class<? extends Throwable>> types, Throwable t) {
+        for (Class<? extends Throwable> type : types) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether retrying cannot help: the exception or one of its causes is of a fatal class. */
     public boolean isFatal(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof NonRetryableException) {
+            if (t instanceof NonRetryableException || anyInstance(fatal, t)) {
                 return true;
-            }
-            for (Class<? extends Throwable> type : fatal) {
-                if (type.isInstance(t)) {
-                    return true;
-                }
             }
         }
         return false;
@@ -55,6 +114,18 @@ public final class Failures {
             }
         }
         return bound(out.toString(), MAX_STACK_TRACE);
+    }
+
+    /** The class name of "class: message" as {@link #describe} wrote it; empty when there is none. */
+    public static String classOf(String described) {
+        int colon = described == null ? -1 : described.indexOf(": ");
+        return colon < 0 ? (described == null ? "" : described) : described.substring(0, colon);
+    }
+
+    /** The message of "class: message" as {@link #describe} wrote it; empty when there is none. */
+    public static String messageOf(String described) {
+        int colon = described == null ? -1 : described.indexOf(": ");
+        return colon < 0 ? "" : described.substring(colon + 2);
     }
 
     private static String bound(String text, int max) {

@@ -2,7 +2,6 @@ package dev.idem.core.internal;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.ClaimStore;
-import dev.idem.core.spi.ClaimStoreException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -12,13 +11,19 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Renews the leases of held claims while their handlers run or wait their turn in a batch: one
- * task per processor on one scheduler thread shared by the JVM, one round trip per owner and
- * period, never a thread per message. Lost leases are remembered so outcomes can show them.
+ * Renews the leases of held claims while their handlers run, wait their turn in a batch, or wait for
+ * their completion: one task per processor on one scheduler thread shared by the JVM, which only
+ * sends renewals ({@link ClaimStore#renewAsync}, one call per owner and period, one round trip per
+ * store node) and never waits for them, so a slow node or many owners cannot starve the others. An
+ * owner whose previous renewal is still under way is skipped that period. Nothing that goes wrong in
+ * a round stops later rounds. Lost leases, and the time until which the lease is known to hold,
+ * are kept per owner so the processor can refuse to start a handler on a lease it may have lost.
  * Thread-safe.
  */
 public final class LeaseRenewer implements AutoCloseable {
@@ -31,46 +36,73 @@ public final class LeaseRenewer implements AutoCloseable {
     });
     // Renew three times per lease: two renewals can fail or run late before the lease ends.
     private static final int RENEWALS_PER_LEASE = 3;
+    // A failing store is reported at most this often per processor, not once per owner and period.
+    private static final long FAILURE_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final ClaimStore store;
     private final Duration lease;
-    private final ProcessorMetrics metrics;
+    private final long leaseNanos;
+    private final Meters meters;
     private final Map<String, Held> held = new ConcurrentHashMap<>();
+    private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - FAILURE_LOG_INTERVAL_NANOS);
     private final ScheduledFuture<?> task;
 
-    /** Claims held by one owner token. */
+    /** Claims held by one owner token. Thread-safe. */
     public static final class Held {
         private final Set<IdempotencyKey> keys = ConcurrentHashMap.newKeySet();
         private final Set<IdempotencyKey> lost = ConcurrentHashMap.newKeySet();
+        private final AtomicBoolean renewing = new AtomicBoolean();
+        private volatile long validUntilNanos;
 
-        /** Stops renewing a key (it is finished or released). */
+        /** Stops renewing a key (it is completed, released or handed back). */
         public void drop(IdempotencyKey key) {
             keys.remove(key);
         }
 
-        /** Whether the key's lease was lost while held. */
+        /** Renews a key again, e.g. a compensation taken over under this owner. */
+        public void add(IdempotencyKey key) {
+            keys.add(key);
+        }
+
+        /** Whether the key's lease was found lost (another owner holds it). */
         public boolean lost(IdempotencyKey key) {
             return lost.contains(key);
+        }
+
+        /**
+         * Whether the lease may have ended: no renewal has been confirmed for a full lease. A key
+         * claimed away from this owner can only have been taken after its lease ended, so a lease
+         * still valid here rules that out.
+         */
+        public boolean mayHaveExpired() {
+            return System.nanoTime() - validUntilNanos > 0;
         }
     }
 
     /**
-     * @param store   where leases are renewed
-     * @param lease   lease length
-     * @param metrics where lost leases are counted
+     * @param store  where leases are renewed
+     * @param lease  lease length
+     * @param meters where lost leases are counted
      */
-    public LeaseRenewer(ClaimStore store, Duration lease, ProcessorMetrics metrics) {
+    public LeaseRenewer(ClaimStore store, Duration lease, Meters meters) {
         this.store = store;
         this.lease = lease;
-        this.metrics = metrics;
+        this.leaseNanos = lease.toNanos();
+        this.meters = meters;
         long period = Math.max(1, lease.toMillis() / RENEWALS_PER_LEASE);
         this.task = SCHEDULER.scheduleAtFixedRate(this::renewAll, period, period, TimeUnit.MILLISECONDS);
     }
 
-    /** Starts renewing {@code keys} for {@code owner}. */
-    public Held hold(String owner, List<IdempotencyKey> keys) {
+    /**
+     * Starts renewing {@code keys} for {@code owner}.
+     *
+     * @param claimedAtNanos {@link System#nanoTime()} when the claim was sent: the lease holds until
+     *                       a lease after that
+     */
+    public Held hold(String owner, List<IdempotencyKey> keys, long claimedAtNanos) {
         Held entry = new Held();
         entry.keys.addAll(keys);
+        entry.validUntilNanos = claimedAtNanos + leaseNanos;
         held.put(owner, entry);
         return entry;
     }
@@ -81,25 +113,57 @@ public final class LeaseRenewer implements AutoCloseable {
     }
 
     private void renewAll() {
-        held.forEach((owner, entry) -> {
-            if (entry.keys.isEmpty()) {
-                return;
-            }
-            try {
-                Set<IdempotencyKey> lost = store.renew(List.copyOf(entry.keys), owner, lease);
-                if (!lost.isEmpty()) {
-                    entry.lost.addAll(lost);
-                    entry.keys.removeAll(lost);
-                    metrics.leaseLost(lost.size());
-                    LOG.warn("lease lost on {} claim(s) of {}, e.g. {}: another owner may take over; "
-                            + "the business check keeps the effect single", lost.size(), owner, lost.iterator().next());
+        try {
+            held.forEach(this::renew);
+        } catch (RuntimeException | Error e) {
+            // A scheduled task that throws is never run again: nothing may escape a round.
+            LOG.error("lease renewal round failed; the next round runs as usual", e);
+        }
+    }
+
+    private void renew(String owner, Held entry) {
+        if (entry.keys.isEmpty() || !entry.renewing.compareAndSet(false, true)) {
+            return;
+        }
+        long sentAt = System.nanoTime();
+        try {
+            store.renewAsync(List.copyOf(entry.keys), owner, lease).whenComplete((lost, error) -> {
+                try {
+                    if (error != null) {
+                        reportFailure(owner, entry, error);
+                    } else {
+                        renewed(owner, entry, lost, sentAt);
+                    }
+                } finally {
+                    entry.renewing.set(false);
                 }
-            } catch (ClaimStoreException e) {
-                LOG.warn("could not renew {} lease(s) of {}: {}", entry.keys.size(), owner, e.getMessage());
-            } catch (RuntimeException e) {
-                LOG.error("lease renewal of {} failed", owner, e);
-            }
-        });
+            });
+        } catch (RuntimeException e) {
+            entry.renewing.set(false);
+            reportFailure(owner, entry, e);
+        }
+    }
+
+    private void renewed(String owner, Held entry, Set<IdempotencyKey> lost, long sentAt) {
+        if (sentAt + leaseNanos - entry.validUntilNanos > 0) {
+            entry.validUntilNanos = sentAt + leaseNanos;
+        }
+        if (!lost.isEmpty()) {
+            entry.lost.addAll(lost);
+            entry.keys.removeAll(lost);
+            meters.leaseLost(lost.size());
+            LOG.warn("lease lost on {} claim(s) of {}, e.g. {}: another owner may take over; handlers not started "
+                    + "yet will not start", lost.size(), owner, lost.iterator().next());
+        }
+    }
+
+    private void reportFailure(String owner, Held entry, Throwable error) {
+        long now = System.nanoTime();
+        long last = lastFailureLog.get();
+        if (now - last >= FAILURE_LOG_INTERVAL_NANOS && lastFailureLog.compareAndSet(last, now)) {
+            LOG.warn("could not renew {} lease(s) of {} (reported at most every 10 s): {}", entry.keys.size(), owner,
+                    error.getMessage());
+        }
     }
 
     @Override

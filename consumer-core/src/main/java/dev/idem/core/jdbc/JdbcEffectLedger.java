@@ -1,10 +1,12 @@
 package dev.idem.core.jdbc;
 
+import dev.idem.core.DedupCheck;
 import dev.idem.core.Delivery;
 import dev.idem.core.DeliveryHandler;
 import dev.idem.core.DuplicateEffectException;
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.DedupCheck;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.InfrastructureException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -15,38 +17,47 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Timestamp;
+import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
- * A table of applied effects (DESIGN §1): the business dedup check, and a way to record each
- * effect in the handler's own transaction, so the effect and its record commit or roll back
- * together. A concurrent duplicate waits on the row's primary key and then finds it: its outcome
- * is a duplicate, not a failure. Thread-safe.
+ * A table of applied effects: the business dedup check, and the way each effect is recorded in the
+ * handler's own transaction, so the effect and its record commit or roll back together. A concurrent
+ * duplicate waits on the row's primary key and then finds it: its outcome is a duplicate, not a
+ * failure. Wire it once, with {@link #processor}: it sets both the transactional handler and the
+ * check. Ledger errors (the table missing, the database unreachable) are infrastructure trouble,
+ * never the message's fault. Thread-safe.
  *
  * <pre>{@code
- * JdbcEffectLedger ledger = JdbcEffectLedger.builder(dataSource).build();
- * IdempotentProcessor.builder(ledger.transactional((delivery, tx) -> deductStock(tx, delivery.payload())))
- *     .dedupCheck(ledger) ...
+ * JdbcEffectLedger ledger = JdbcEffectLedger.builder(dataSource).build();   // checks the table
+ * IdempotentProcessor<Order> processor = ledger.processor((Delivery<Order> delivery, Connection tx) ->
+ *         deductStock(tx, delivery.payload()))
+ *     .group("inventory").codec(PayloadCodec.json(Order.class)) ... .build();
  * }</pre>
  */
 public final class JdbcEffectLedger implements DedupCheck<Object> {
 
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?");
-    // MySQL reports a duplicate primary key as SQL state 23000 with this vendor code.
+    // MySQL and MariaDB report a duplicate primary key as SQL state 23000 with this vendor code.
     private static final int MYSQL_DUPLICATE_KEY = 1062;
 
     private final DataSource dataSource;
     private final String table;
+    private final Duration retention;
+    private final Clock clock;
 
-    private JdbcEffectLedger(DataSource dataSource, String table) {
-        this.dataSource = dataSource;
-        this.table = table;
+    private JdbcEffectLedger(Builder b) {
+        this.dataSource = b.dataSource;
+        this.table = b.table;
+        this.retention = b.retention;
+        this.clock = b.clock;
     }
 
     /** A builder for a ledger in {@code dataSource}. */
@@ -55,31 +66,62 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
     }
 
     /**
-     * The DDL that creates the ledger table, for {@code postgresql}, {@code mysql} or {@code h2}.
-     *
-     * @throws IllegalArgumentException for another database
+     * A processor builder whose handler runs {@code handler} in the ledger's transaction and whose
+     * business check is this ledger: the one way to wire it.
      */
-    public static String ddl(String database) {
-        String resource = "idem_effect-" + database + ".sql";
-        try (InputStream in = JdbcEffectLedger.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new IllegalArgumentException("database must be postgresql, mysql or h2 but was '" + database + "'");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + resource, e);
+    public <T> IdempotentProcessor.Builder<T> processor(TransactionalHandler<T> handler) {
+        return IdempotentProcessor.builder(transactional(handler)).dedupCheck(this);
+    }
+
+    /**
+     * The DDL that creates this ledger's table (with the builder's table name) for the database
+     * behind the data source: PostgreSQL, MySQL, MariaDB or H2.
+     *
+     * @throws IllegalStateException for another database, or if it cannot be reached
+     */
+    public String ddl() {
+        try (Connection connection = dataSource.getConnection()) {
+            return ddl(dialect(connection));
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot read the database's product name: " + e.getMessage(), e);
         }
     }
 
-    /** Runs {@link #ddl(String)} statements for {@code database} through {@code connection}. */
-    public static void createTable(Connection connection, String database) throws SQLException {
-        try (Statement statement = connection.createStatement()) {
-            for (String sql : ddl(database).replaceAll("(?m)^--.*$", "").split(";")) {
+    /** Creates this ledger's table (and its index) unless it exists. */
+    public void createTable() throws SQLException {
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            for (String sql : ddl(dialect(connection)).replaceAll("(?m)^--.*$", "").split(";")) {
                 if (!sql.isBlank()) {
                     statement.execute(sql);
                 }
             }
         }
+    }
+
+    private String ddl(String dialect) {
+        String resource = "idem_effect-" + dialect + ".sql";
+        try (InputStream in = JdbcEffectLedger.class.getResourceAsStream(resource)) {
+            String sql = new String(Objects.requireNonNull(in, resource).readAllBytes(), StandardCharsets.UTF_8);
+            // The index is named after the table, so two ledgers in one schema do not clash.
+            return sql.replace("{index}", table.replace('.', '_') + "_applied_at").replace("{table}", table);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + resource, e);
+        }
+    }
+
+    private static String dialect(Connection connection) throws SQLException {
+        String product = connection.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT);
+        if (product.contains("postgres")) {
+            return "postgresql";
+        }
+        if (product.contains("mysql") || product.contains("mariadb")) {
+            return "mysql";
+        }
+        if (product.contains("h2")) {
+            return "h2";
+        }
+        throw new IllegalStateException("no ledger DDL for " + product + " (PostgreSQL, MySQL, MariaDB and H2 "
+                + "are supported); create the table from the PostgreSQL DDL in the README");
     }
 
     @Override
@@ -95,19 +137,43 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
         }
     }
 
+    @Override
+    public boolean recordedBy(DeliveryHandler<?> handler) {
+        return handler instanceof Recording<?> recording && recording.ledger == this;
+    }
+
+    @Override
+    public Optional<Duration> retention() {
+        return Optional.of(retention);
+    }
+
     /**
      * Wraps {@code handler} so it runs in one JDBC transaction that first inserts the ledger row,
      * then applies the effect, then commits. If the row already exists (now or once a concurrent
-     * duplicate commits) nothing is applied and the delivery is reported as a duplicate.
+     * duplicate commits) nothing is applied and the delivery is reported as a duplicate. Prefer
+     * {@link #processor}, which also sets the check.
      */
     public <T> DeliveryHandler<T> transactional(TransactionalHandler<T> handler) {
-        Objects.requireNonNull(handler, "handler");
-        return delivery -> {
-            try (Connection connection = dataSource.getConnection()) {
+        return new Recording<>(this, Objects.requireNonNull(handler, "handler"));
+    }
+
+    /** A handler whose effect commits with its ledger row; the check knows it by this class. */
+    private static final class Recording<T> implements DeliveryHandler<T> {
+        private final JdbcEffectLedger ledger;
+        private final TransactionalHandler<T> handler;
+
+        Recording(JdbcEffectLedger ledger, TransactionalHandler<T> handler) {
+            this.ledger = ledger;
+            this.handler = handler;
+        }
+
+        @Override
+        public void handle(Delivery<T> delivery) throws Exception {
+            try (Connection connection = ledger.connect()) {
                 boolean autoCommit = connection.getAutoCommit();
                 connection.setAutoCommit(false);
                 try {
-                    record(connection, delivery);
+                    ledger.record(connection, delivery);
                     handler.handle(delivery, connection);
                     connection.commit();
                 } catch (Exception | Error e) {
@@ -117,7 +183,15 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
                     connection.setAutoCommit(autoCommit);
                 }
             }
-        };
+        }
+    }
+
+    private Connection connect() {
+        try {
+            return dataSource.getConnection();
+        } catch (SQLException e) {
+            throw new InfrastructureException("the ledger's database cannot be reached: " + e.getMessage(), e);
+        }
     }
 
     private void record(Connection connection, Delivery<?> delivery) throws SQLException {
@@ -125,13 +199,14 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
                 + " (consumer_group, topic, idempotency_key, fence, applied_at) values (?, ?, ?, ?, ?)")) {
             bind(insert, delivery.key());
             insert.setLong(4, delivery.fence());
-            insert.setTimestamp(5, Timestamp.from(Instant.now()));
+            insert.setTimestamp(5, Timestamp.from(clock.instant()));
             insert.executeUpdate();
         } catch (SQLException e) {
             if (isDuplicateKey(e)) {
                 throw new DuplicateEffectException("effect of " + delivery.key() + " is already in " + table, e);
             }
-            throw e;
+            // Not the message's fault: the table is missing, not granted, or the database is failing.
+            throw new InfrastructureException("cannot write the ledger row to " + table + ": " + e.getMessage(), e);
         }
     }
 
@@ -141,20 +216,31 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
     }
 
     /**
+     * Deletes rows older than the retention, {@code batchSize} rows per statement, so a large purge
+     * never holds long locks. Deleted keys are no longer recognised as duplicates.
+     *
+     * @return rows deleted
+     */
+    public long purgeExpired(int batchSize) throws SQLException {
+        return purgeOlderThan(retention, batchSize);
+    }
+
+    /**
      * Deletes rows applied before {@code age} ago, {@code batchSize} rows per transaction, so a
      * large purge never holds long locks. Deleted keys are no longer recognised as duplicates.
      *
      * @return rows deleted
-     * @throws IllegalArgumentException if age is negative or batchSize below 1
+     * @throws IllegalArgumentException if age is shorter than the retention or batchSize below 1
      */
     public long purgeOlderThan(Duration age, int batchSize) throws SQLException {
-        if (age == null || age.isNegative()) {
-            throw new IllegalArgumentException("age must be >= 0 but was " + age);
+        if (age == null || age.compareTo(retention) < 0) {
+            throw new IllegalArgumentException("age must be >= the ledger's retention (" + retention + ") but was "
+                    + age + ": the claim store's done window relies on it");
         }
         if (batchSize < 1) {
             throw new IllegalArgumentException("batchSize must be >= 1 but was " + batchSize);
         }
-        Timestamp cutoff = Timestamp.from(Instant.now().minus(age));
+        Timestamp cutoff = Timestamp.from(clock.instant().minus(age));
         long deleted = 0;
         try (Connection connection = dataSource.getConnection()) {
             while (true) {
@@ -199,6 +285,11 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
 
         private final DataSource dataSource;
         private String table = "idem_effect";
+        // Longer than the claim store's default done window (7 days): the guarantee outlives the
+        // fast path.
+        private Duration retention = Duration.ofDays(30);
+        private boolean createTable;
+        private Clock clock = Clock.systemUTC();
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -210,13 +301,55 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
             return this;
         }
 
-        /** @throws IllegalArgumentException if the table name is not a plain SQL identifier */
+        /** How long rows are kept ({@link #purgeExpired}); at least the claim store's done window. Default 30 days. */
+        public Builder retention(Duration retention) {
+            this.retention = retention;
+            return this;
+        }
+
+        /** Creates the table at build when it is missing (development, tests). Default false. */
+        public Builder createTable(boolean createTable) {
+            this.createTable = createTable;
+            return this;
+        }
+
+        /** Clock for {@code applied_at} and purges. Default UTC system clock. */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /**
+         * Builds the ledger and checks that its table can be read, so a missing, misplaced or
+         * ungranted table fails at start-up rather than deferring every message.
+         *
+         * @throws IllegalArgumentException if the table name is not a plain SQL identifier, the
+         *                                  retention is not positive, or the table cannot be read
+         */
         public JdbcEffectLedger build() {
             if (table == null || !IDENTIFIER.matcher(table).matches()) {
                 throw new IllegalArgumentException("table must be a SQL identifier like idem_effect but was '"
                         + table + "'");
             }
-            return new JdbcEffectLedger(dataSource, table);
+            if (retention == null || retention.isNegative() || retention.isZero()) {
+                throw new IllegalArgumentException("retention must be > 0 but was " + retention);
+            }
+            Objects.requireNonNull(clock, "clock");
+            JdbcEffectLedger ledger = new JdbcEffectLedger(this);
+            try {
+                if (createTable) {
+                    ledger.createTable();
+                }
+                try (Connection connection = dataSource.getConnection();
+                     Statement statement = connection.createStatement()) {
+                    statement.executeQuery("select consumer_group, topic, idempotency_key, fence, applied_at from "
+                            + table + " where 1 = 0").close();
+                }
+            } catch (SQLException e) {
+                throw new IllegalArgumentException("ledger table '" + table + "' cannot be read (missing, in another "
+                        + "schema, or not granted; create it with ledger.ddl()): " + e.getMessage(), e);
+            }
+            return ledger;
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.idem.core.memory;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.Claim;
+import dev.idem.core.spi.ClaimAdmin;
 import dev.idem.core.spi.ClaimRecord;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
@@ -23,12 +24,14 @@ import java.util.Set;
  * from an injected {@link Clock}. For tests; it is lost with the process. Thread-safe (every
  * method is synchronized, as every Redis script is atomic).
  */
-public final class InMemoryClaimStore implements ClaimStore {
+public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
 
     private final Clock clock;
     private final Duration doneWindow;
     private final Duration attemptsWindow;
     private final Map<IdempotencyKey, Entry> entries = new HashMap<>();
+    // When this store began to keep records: see ClaimRequest#bornAt.
+    private final Instant epoch;
 
     private static final class Entry {
         ClaimRecord.State state;
@@ -37,9 +40,11 @@ public final class InMemoryClaimStore implements ClaimStore {
         long fence;
         int attempts;
         int failures;
-        boolean tentative;
+        boolean uncounted;
         String lastError;
         String compensation;
+        String deadLetterReason;
+        Instant due;
         Instant firstFailureAt;
         Instant expiresAt;
     }
@@ -53,6 +58,7 @@ public final class InMemoryClaimStore implements ClaimStore {
         this.clock = clock;
         this.doneWindow = doneWindow;
         this.attemptsWindow = attemptsWindow;
+        this.epoch = clock.instant();
     }
 
     /** A store on the system clock, keeping done keys 7 days and attempts 1 day. */
@@ -61,22 +67,37 @@ public final class InMemoryClaimStore implements ClaimStore {
     }
 
     @Override
-    public synchronized List<Claim> claim(List<ClaimRequest> requests, String owner, Duration lease, boolean firm) {
+    public Duration doneWindow() {
+        return doneWindow;
+    }
+
+    @Override
+    public Duration attemptsWindow() {
+        return attemptsWindow;
+    }
+
+    @Override
+    public synchronized List<Claim> claim(List<ClaimRequest> requests, String owner, Duration lease) {
         Instant now = clock.instant();
         List<Claim> claims = new ArrayList<>(requests.size());
         for (ClaimRequest request : requests) {
-            claims.add(claimOne(request, owner, lease, firm, now));
+            claims.add(claimOne(request, owner, lease, now));
         }
         return claims;
     }
 
-    private Claim claimOne(ClaimRequest request, String owner, Duration lease, boolean firm, Instant now) {
+    private Claim claimOne(ClaimRequest request, String owner, Duration lease, Instant now) {
         IdempotencyKey key = request.key();
         Entry e = live(key, now);
         if (e != null && e.state == ClaimRecord.State.DONE) {
             return new Claim.Done(key);
         }
         if (e != null && e.state == ClaimRecord.State.DEAD) {
+            if ("pending".equals(e.compensation) && (owner.equals(e.owner) || !e.leaseUntil.isAfter(now))) {
+                e.owner = owner;
+                e.leaseUntil = now.plus(lease);
+                return new Claim.Compensate(key, e.attempts, Optional.ofNullable(e.lastError), e.deadLetterReason);
+            }
             return new Claim.Dead(key);
         }
         if (e != null && e.state == ClaimRecord.State.CLAIMED && owner.equals(e.owner)) {
@@ -86,11 +107,15 @@ public final class InMemoryClaimStore implements ClaimStore {
         if (e != null && e.state == ClaimRecord.State.CLAIMED && e.leaseUntil.isAfter(now)) {
             return new Claim.Busy(key, Duration.between(now, e.leaseUntil));
         }
+        if (e != null && e.due != null && e.due.isAfter(now)) {
+            return new Claim.Busy(key, Duration.between(now, e.due));
+        }
         boolean fresh = e == null;
-        boolean suspect = e != null && e.state == ClaimRecord.State.CLAIMED;
+        boolean abandoned = e != null && e.state == ClaimRecord.State.CLAIMED;
         if (fresh) {
             e = new Entry();
-            e.attempts = Math.max(0, request.attemptFloor() - 1);
+            boolean mayHaveLost = request.bornAt() == null || request.bornAt().isBefore(epoch);
+            e.attempts = mayHaveLost ? Math.max(0, request.attemptFloor() - 1) : 0;
             entries.put(key, e);
         }
         long nowMicros = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
@@ -98,41 +123,40 @@ public final class InMemoryClaimStore implements ClaimStore {
         e.state = ClaimRecord.State.CLAIMED;
         e.owner = owner;
         e.leaseUntil = now.plus(lease);
-        e.tentative = !firm;
-        if (firm) {
-            e.attempts++;
-        }
+        e.uncounted = true;
+        e.due = null;
         e.expiresAt = now.plus(attemptsWindow);
-        return claimed(key, e, suspect, fresh);
+        return claimed(key, e, abandoned, fresh);
     }
 
-    private static Claim.Claimed claimed(IdempotencyKey key, Entry e, boolean suspect, boolean fresh) {
-        return new Claim.Claimed(key, e.fence, e.attempts + (e.tentative ? 1 : 0), e.failures, suspect, fresh,
-                Optional.ofNullable(e.firstFailureAt));
+    private static Claim.Claimed claimed(IdempotencyKey key, Entry e, boolean abandoned, boolean fresh) {
+        return new Claim.Claimed(key, e.fence, e.attempts + (e.uncounted ? 1 : 0), e.failures, abandoned, fresh,
+                Optional.ofNullable(e.firstFailureAt), Optional.ofNullable(e.lastError),
+                Optional.ofNullable(e.deadLetterReason));
     }
 
     @Override
-    public synchronized boolean start(IdempotencyKey key, String owner) {
+    public synchronized boolean count(IdempotencyKey key, String owner) {
         Entry e = owned(key, owner);
         if (e == null) {
             return false;
         }
-        if (e.tentative) {
-            e.attempts++;
-            e.tentative = false;
-        }
+        countAttempt(e);
         return true;
     }
 
     @Override
     public synchronized Set<IdempotencyKey> renew(Collection<IdempotencyKey> keys, String owner, Duration lease) {
         Set<IdempotencyKey> lost = new HashSet<>();
+        Instant now = clock.instant();
         for (IdempotencyKey key : keys) {
-            Entry e = owned(key, owner);
-            if (e == null) {
-                lost.add(key);
+            Entry e = live(key, now);
+            boolean held = e != null && owner.equals(e.owner) && (e.state == ClaimRecord.State.CLAIMED
+                    || (e.state == ClaimRecord.State.DEAD && "pending".equals(e.compensation)));
+            if (held) {
+                e.leaseUntil = now.plus(lease);
             } else {
-                e.leaseUntil = clock.instant().plus(lease);
+                lost.add(key);
             }
         }
         return lost;
@@ -166,7 +190,7 @@ public final class InMemoryClaimStore implements ClaimStore {
             return Optional.empty();
         }
         Instant now = clock.instant();
-        settleAttempt(e);
+        countAttempt(e);
         e.failures++;
         e.state = ClaimRecord.State.FAILED;
         e.owner = null;
@@ -185,35 +209,70 @@ public final class InMemoryClaimStore implements ClaimStore {
             if (e != null) {
                 e.state = ClaimRecord.State.FAILED;
                 e.owner = null;
-                e.tentative = false;
+                e.uncounted = false;
             }
         }
     }
 
     @Override
-    public synchronized boolean deadLetter(IdempotencyKey key, String owner, String error) {
+    public synchronized boolean doom(IdempotencyKey key, String owner, String reason, String error) {
         Entry e = owned(key, owner);
         if (e == null) {
             return false;
         }
-        settleAttempt(e);
-        if (!error.isEmpty()) {
-            e.failures++;
-            e.lastError = error;
+        if (e.deadLetterReason == null) {
+            countAttempt(e);
+            if (!error.isEmpty()) {
+                e.failures++;
+                e.lastError = error;
+                if (e.firstFailureAt == null) {
+                    e.firstFailureAt = clock.instant();
+                }
+            }
+            e.deadLetterReason = reason;
         }
-        e.state = ClaimRecord.State.DEAD;
-        e.owner = null;
-        e.compensation = "pending";
-        e.expiresAt = clock.instant().plus(doneWindow);
+        e.uncounted = false;
         return true;
     }
 
     @Override
-    public synchronized void recordCompensation(IdempotencyKey key, String outcome) {
-        Entry e = live(key, clock.instant());
-        if (e != null && e.state == ClaimRecord.State.DEAD) {
-            e.compensation = outcome;
+    public synchronized boolean postpone(IdempotencyKey key, String owner, Duration delay) {
+        Entry e = owned(key, owner);
+        if (e == null) {
+            return false;
         }
+        e.state = ClaimRecord.State.FAILED;
+        e.owner = null;
+        e.due = clock.instant().plus(delay);
+        return true;
+    }
+
+    @Override
+    public synchronized boolean deadLetter(IdempotencyKey key, String owner, Duration compensationLease) {
+        Entry e = owned(key, owner);
+        if (e == null) {
+            return false;
+        }
+        countAttempt(e);
+        Instant now = clock.instant();
+        e.state = ClaimRecord.State.DEAD;
+        e.compensation = "pending";
+        e.due = null;
+        e.leaseUntil = now.plus(compensationLease);
+        e.expiresAt = now.plus(doneWindow);
+        return true;
+    }
+
+    @Override
+    public synchronized boolean recordCompensation(IdempotencyKey key, String owner, String outcome) {
+        Entry e = live(key, clock.instant());
+        if (e == null || e.state != ClaimRecord.State.DEAD || !"pending".equals(e.compensation)
+                || !owner.equals(e.owner)) {
+            return false;
+        }
+        e.compensation = outcome;
+        e.owner = null;
+        return true;
     }
 
     @Override
@@ -225,19 +284,32 @@ public final class InMemoryClaimStore implements ClaimStore {
     public synchronized Optional<ClaimRecord> inspect(IdempotencyKey key) {
         Instant now = clock.instant();
         Entry e = live(key, now);
-        if (e == null) {
-            return Optional.empty();
-        }
-        return Optional.of(new ClaimRecord(e.state, Optional.ofNullable(e.owner), e.fence, e.attempts, e.failures,
-                Optional.ofNullable(e.lastError), Optional.ofNullable(e.compensation),
-                Duration.between(now, e.expiresAt)));
+        return e == null ? Optional.empty() : Optional.of(record(e, now));
     }
 
-    /** A tentative claim's attempt is counted once its outcome is known. */
-    private static void settleAttempt(Entry e) {
-        if (e.tentative) {
+    @Override
+    public synchronized List<KeyRecord> deadKeys(String group, int limit) {
+        Instant now = clock.instant();
+        return List.copyOf(entries.keySet()).stream()
+                .filter(key -> key.group().equals(group))
+                .map(key -> Map.entry(key, Optional.ofNullable(live(key, now))))
+                .filter(entry -> entry.getValue().filter(e -> e.state == ClaimRecord.State.DEAD).isPresent())
+                .limit(limit)
+                .map(entry -> new KeyRecord(entry.getKey(), record(entry.getValue().get(), now)))
+                .toList();
+    }
+
+    private static ClaimRecord record(Entry e, Instant now) {
+        return new ClaimRecord(e.state, Optional.ofNullable(e.owner), e.fence, e.attempts, e.failures,
+                Optional.ofNullable(e.lastError), Optional.ofNullable(e.compensation),
+                Optional.ofNullable(e.deadLetterReason), Duration.between(now, e.expiresAt));
+    }
+
+    /** An uncounted claim's attempt is counted once, with its outcome or before its handler runs. */
+    private static void countAttempt(Entry e) {
+        if (e.uncounted) {
             e.attempts++;
-            e.tentative = false;
+            e.uncounted = false;
         }
     }
 

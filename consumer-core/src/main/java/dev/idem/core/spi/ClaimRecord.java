@@ -6,18 +6,20 @@ import java.util.Optional;
 /**
  * What a claim store holds for one key, for inspection (tests, the command line). Immutable.
  *
- * @param state        CLAIMED, FAILED, DONE or DEAD
- * @param owner        owner token while CLAIMED
- * @param fence        last fencing token
- * @param attempts     counted handler attempts
- * @param failures     recorded failures
- * @param lastError    class and message of the last failure
- * @param compensation compensation outcome of a dead-lettered key ("pending", "ok", "failed: ...")
- * @param timeToLive   time until the record expires
+ * @param state            CLAIMED, FAILED, DONE or DEAD
+ * @param owner            owner token while CLAIMED, or of the compensation while it runs
+ * @param fence            last fencing token
+ * @param attempts         counted handler attempts
+ * @param failures         recorded failures
+ * @param lastError        class and message of the last failure
+ * @param compensation     compensation outcome of a dead-lettered key ("pending", "ok", "failed: ...")
+ * @param deadLetterReason why the key is (to be) dead-lettered
+ * @param timeToLive       time until the record expires
  */
 public record ClaimRecord(State state, Optional<String> owner, long fence, int attempts, int failures,
-                          Optional<String> lastError, Optional<String> compensation, Duration timeToLive) {
+                          Optional<String> lastError, Optional<String> compensation,
+                          Optional<String> deadLetterReason, Duration timeToLive) {
 
-    /** The states of DESIGN §3. */
+    /** The states of a claim record. */
     public enum State { CLAIMED, FAILED, DONE, DEAD }
 }

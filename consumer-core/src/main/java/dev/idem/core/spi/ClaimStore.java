@@ -9,37 +9,56 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Claim records with owner tokens and leases (DESIGN §3). Every change is atomic and, except
- * {@link #reset} and {@link #recordCompensation}, succeeds only for the current owner token.
- * Batch methods take one round trip per store node. Implementations are thread-safe and throw
- * {@link ClaimStoreException} when the store cannot be reached.
+ * Claim records with owner tokens and leases, as the processor uses them (docs/design.md, "The
+ * claim record"). Every change is atomic and succeeds only for the current owner token. Batch
+ * methods take one round trip per store node. Implementations are thread-safe and throw
+ * {@link ClaimStoreException} when the store cannot be reached. The operator side is
+ * {@link ClaimAdmin}.
  */
 public interface ClaimStore {
 
-    /**
-     * Claims keys for {@code owner}. A key held by {@code owner} already is claimed again
-     * (re-entrant: a retry after a client timeout), with its lease extended.
-     *
-     * @param firm true to count the attempt now (the handler runs next); false for a tentative claim
-     *             taken ahead of time, counted only once its outcome is known (see {@link #start})
-     * @return one answer per request, in order
-     */
-    List<Claim> claim(List<ClaimRequest> requests, String owner, Duration lease, boolean firm);
+    /** How long done and dead-lettered keys are remembered (the dedup window). */
+    Duration doneWindow();
+
+    /** How long attempt and failure counts are kept; retries must fit in it. */
+    Duration attemptsWindow();
 
     /**
-     * Firms a tentative claim right before its handler starts, counting the attempt, so that a
-     * process crash in the handler is counted.
+     * Claims keys for {@code owner}, each attempt uncounted (see {@link Claim.Claimed}). A key held
+     * by {@code owner} already is claimed again (re-entrant: a retry after a client timeout), with its
+     * lease extended.
+     *
+     * @return one answer per request, in order
+     */
+    List<Claim> claim(List<ClaimRequest> requests, String owner, Duration lease);
+
+    /**
+     * Counts the attempt of an uncounted claim right before its handler runs, so that a process crash
+     * in the handler is counted. Also tells whether {@code owner} still holds the key.
      *
      * @return false if {@code owner} no longer holds the key
      */
-    boolean start(IdempotencyKey key, String owner);
+    boolean count(IdempotencyKey key, String owner);
 
     /**
-     * Extends the leases of keys {@code owner} holds.
+     * Extends the leases of claims and compensations {@code owner} holds.
      *
      * @return the keys whose lease was lost (no longer held by {@code owner})
      */
     Set<IdempotencyKey> renew(Collection<IdempotencyKey> keys, String owner, Duration lease);
+
+    /**
+     * {@link #renew} without blocking the caller: the future holds the lost keys, or fails with
+     * {@link ClaimStoreException}. Stores that cannot do better renew synchronously.
+     */
+    default CompletableFuture<Set<IdempotencyKey>> renewAsync(Collection<IdempotencyKey> keys, String owner,
+                                                             Duration lease) {
+        try {
+            return CompletableFuture.completedFuture(renew(keys, owner, lease));
+        } catch (ClaimStoreException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
 
     /**
      * Marks keys done, kept for the dedup window.
@@ -75,19 +94,36 @@ public interface ClaimStore {
     void release(Collection<IdempotencyKey> keys, String owner);
 
     /**
-     * Marks a key dead-lettered, kept for the dedup window, with compensation pending.
+     * Records, before the dead letter is published, that the key is to be dead-lettered: from now on
+     * whoever claims it publishes the dead letter with this reason and never runs the handler. Counts
+     * the attempt, and the failure when {@code error} is not empty. A key doomed already keeps its
+     * first reason and error.
      *
-     * @param error the last failure, or empty; counted as a failure when not empty
+     * @return false if {@code owner} no longer holds the key
+     */
+    boolean doom(IdempotencyKey key, String owner, String reason, String error);
+
+    /**
+     * The dead letter of a doomed key could not be published: releases the claim, and the key may
+     * be claimed again only after {@code delay}, however many copies of the message arrive.
+     *
+     * @return false if {@code owner} no longer holds the key
+     */
+    boolean postpone(IdempotencyKey key, String owner, Duration delay);
+
+    /**
+     * Marks a doomed key dead-lettered, kept for the dead window, with its compensation pending and
+     * held by {@code owner} for {@code compensationLease}; a later claim after that lease takes the
+     * compensation over ({@link Claim.Compensate}).
+     *
      * @return false if {@code owner} no longer held the key
      */
-    boolean deadLetter(IdempotencyKey key, String owner, String error);
+    boolean deadLetter(IdempotencyKey key, String owner, Duration compensationLease);
 
-    /** Records the compensation outcome on a dead-lettered key. */
-    void recordCompensation(IdempotencyKey key, String outcome);
-
-    /** Forgets a key entirely, e.g. to replay a dead letter. */
-    void reset(IdempotencyKey key);
-
-    /** The record of a key, if any. */
-    Optional<ClaimRecord> inspect(IdempotencyKey key);
+    /**
+     * Records the outcome of a compensation {@code owner} holds ("ok", "failed: ...").
+     *
+     * @return false if the compensation passed to another owner, or its outcome is recorded already
+     */
+    boolean recordCompensation(IdempotencyKey key, String owner, String outcome);
 }

@@ -1,5 +1,5 @@
 -- Idem's effect ledger (H2). One row per applied effect, written in the handler's own transaction.
-create table if not exists idem_effect (
+create table if not exists {table} (
     consumer_group  varchar(255) not null,
     topic           varchar(255) not null,
     idempotency_key varchar(512) not null,
@@ -7,4 +7,4 @@ create table if not exists idem_effect (
     applied_at      timestamp with time zone not null,
     primary key (consumer_group, topic, idempotency_key)
 );
-create index if not exists idem_effect_applied_at on idem_effect (applied_at);
+create index if not exists {index} on {table} (applied_at);

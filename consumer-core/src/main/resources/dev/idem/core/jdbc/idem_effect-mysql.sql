@@ -1,12 +1,14 @@
--- Idem's effect ledger (MySQL 8, InnoDB). One row per applied effect, written in the handler's
--- own transaction. Column sizes keep the utf8mb4 primary key within InnoDB's 3072-byte limit:
--- (128 + 128 + 512) characters x 4 bytes.
-create table if not exists idem_effect (
-    consumer_group  varchar(128) not null,
-    topic           varchar(128) not null,
-    idempotency_key varchar(512) not null,
+-- Idem's effect ledger (MySQL 8 and MariaDB, InnoDB). One row per applied effect, written in the
+-- handler's own transaction. Keys compare byte for byte (utf8mb4_bin): 'ABC' and 'abc', or 'José'
+-- and 'Jose', are different effects. Topic names are ASCII on both brokers (Kafka allows up to 249
+-- characters); the primary key stays within InnoDB's 3072-byte limit:
+-- 191 x 4 (group) + 249 x 1 (topic) + 512 x 4 (key) = 3061 bytes.
+create table if not exists {table} (
+    consumer_group  varchar(191) character set utf8mb4 collate utf8mb4_bin not null,
+    topic           varchar(249) character set ascii collate ascii_bin not null,
+    idempotency_key varchar(512) character set utf8mb4 collate utf8mb4_bin not null,
     fence           bigint       not null,
     applied_at      timestamp(3) not null,
     primary key (consumer_group, topic, idempotency_key),
-    index idem_effect_applied_at (applied_at)
-) engine = InnoDB default charset = utf8mb4;
+    index {index} (applied_at)
+) engine = InnoDB default charset = utf8mb4 collate utf8mb4_bin;

@@ -1,6 +1,7 @@
 -- Idem's effect ledger (PostgreSQL). One row per applied effect, written in the handler's own
--- transaction; the primary key is what makes a second effect impossible.
-create table if not exists idem_effect (
+-- transaction; the primary key is what makes a second effect impossible. {table} and {index} are
+-- the builder's table name and an index name derived from it.
+create table if not exists {table} (
     consumer_group  varchar(255) not null,
     topic           varchar(255) not null,
     idempotency_key varchar(512) not null,
@@ -8,4 +9,4 @@ create table if not exists idem_effect (
     applied_at      timestamp with time zone not null,
     primary key (consumer_group, topic, idempotency_key)
 );
-create index if not exists idem_effect_applied_at on idem_effect (applied_at);
+create index if not exists {index} on {table} (applied_at);

@@ -36,6 +36,44 @@ class JdbcEffectLedgerH2Test {
         assertThatThrownBy(() -> JdbcEffectLedger.builder(LedgerFixture.dataSource("jdbc:h2:mem:x", "", ""))
                 .table("idem_effect; drop table users").build())
                 .hasMessageStartingWith("table must be a SQL identifier");
-        assertThatThrownBy(() -> JdbcEffectLedger.ddl("oracle")).hasMessageContaining("postgresql, mysql or h2");
+    }
+
+    @Test
+    void aMissingLedgerTableFailsAtBuildNamingTheTable() {
+        String url = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+
+        assertThatThrownBy(() -> JdbcEffectLedger.builder(LedgerFixture.dataSource(url, "", "")).table("no_such_ledger")
+                .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ledger table 'no_such_ledger' cannot be read");
+    }
+
+    @Test
+    void theDdlUsesTheBuildersTableNameAndTheDatabaseFromTheConnection() throws Exception {
+        String url = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+        try (Connection keepAlive = DriverManager.getConnection(url)) {
+            JdbcEffectLedger ledger = JdbcEffectLedger.builder(LedgerFixture.dataSource(url, "", ""))
+                    .table("orders_ledger").createTable(true).build();
+
+            assertThat(ledger.ddl()).contains("create table if not exists orders_ledger")
+                    .contains("orders_ledger_applied_at").doesNotContain("idem_effect");
+            try (var rows = keepAlive.createStatement().executeQuery("select count(*) from orders_ledger")) {
+                assertThat(rows.next()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void aLedgerErrorIsInfrastructureTroubleNotTheMessagesFault() throws Exception {
+        String url = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+        try (Connection keepAlive = DriverManager.getConnection(url)) {
+            LedgerFixture.createTables(keepAlive, "h2");
+            JdbcEffectLedger ledger = JdbcEffectLedger.builder(LedgerFixture.dataSource(url, "", "")).build();
+            keepAlive.createStatement().execute("drop table idem_effect");
+
+            assertThatThrownBy(() -> ledger.transactional(LedgerFixture.<String>insertMovement())
+                    .handle(LedgerFixture.delivery("inventory", "order-1", 1)))
+                    .isInstanceOf(dev.idem.core.InfrastructureException.class);
+        }
     }
 }

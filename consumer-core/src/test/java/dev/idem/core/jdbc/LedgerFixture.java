@@ -34,15 +34,41 @@ public final class LedgerFixture {
                 });
     }
 
+    /** A DataSource that lends {@code connection} and leaves it open when the borrower closes it. */
+    public static DataSource borrowed(Connection connection) {
+        Connection unclosable = (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("close")) {
+                        return null;
+                    }
+                    try {
+                        return method.invoke(connection, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "getConnection" -> unclosable;
+                    case "hashCode" -> System.identityHashCode(proxy);
+                    case "equals" -> proxy == args[0];
+                    case "toString" -> "DataSource[" + connection + "]";
+                    default -> throw new SQLException("not supported in tests: " + method.getName());
+                });
+    }
+
     /** A delivery of {@code value} in group inventory, topic orders. */
     public static Delivery<String> delivery(String group, String value, long fence) {
         return new Delivery<>(new IdempotencyKey(group, "orders", value), fence, 1,
                 new Envelope("orders", 0, "1", "orders-0@1", 0, Map.of(), new byte[0]), value);
     }
 
-    /** Creates the ledger table and a plain effect table (no unique key: the ledger is the guard). */
+    /**
+     * Creates the ledger table (the DDL for the connection's database) and a plain effect table (no
+     * unique key: the ledger is the guard).
+     */
     public static void createTables(Connection connection, String database) throws SQLException {
-        JdbcEffectLedger.createTable(connection, database);
+        JdbcEffectLedger.builder(borrowed(connection)).createTable(true).build();
         try (var statement = connection.createStatement()) {
             statement.execute("create table if not exists stock_movement (idempotency_key varchar(512) not null, "
                     + "quantity int not null)");

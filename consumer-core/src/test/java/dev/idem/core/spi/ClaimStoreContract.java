@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.idem.core.IdempotencyKey;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -14,8 +15,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The behaviour every {@link ClaimStore} must have (DESIGN §3). Subclasses supply the store; the
- * same tests run against the in-memory store and against real Redis.
+ * The behaviour every {@link ClaimStore} (and its {@link ClaimAdmin} side) must have. Subclasses
+ * supply the store; the same tests run against the in-memory store, real Redis and a Redis Cluster.
  */
 public abstract class ClaimStoreContract {
 
@@ -25,14 +26,16 @@ public abstract class ClaimStoreContract {
     private static final Duration SHORT_LEASE = Duration.ofMillis(150);
 
     private ClaimStore store;
+    private ClaimAdmin admin;
     private String group;
 
-    /** A store whose done and dead records live {@code doneWindow}. */
+    /** A store whose done and dead records live {@code doneWindow}; it must also be a {@link ClaimAdmin}. */
     protected abstract ClaimStore newStore(Duration doneWindow);
 
     @BeforeEach
     void freshStoreAndKeys() {
         store = newStore(WINDOW);
+        admin = (ClaimAdmin) store;
         group = "g-" + UUID.randomUUID();
     }
 
@@ -41,7 +44,7 @@ public abstract class ClaimStoreContract {
     }
 
     private Claim claim(String value, String owner, Duration lease) {
-        return store.claim(List.of(new ClaimRequest(key(value), 0)), owner, lease, true).get(0);
+        return store.claim(List.of(new ClaimRequest(key(value), 0)), owner, lease).get(0);
     }
 
     private Claim.Claimed claimed(String value, String owner) {
@@ -61,8 +64,8 @@ public abstract class ClaimStoreContract {
 
         assertThat(claim.attempt()).isEqualTo(1);
         assertThat(claim.fresh()).isTrue();
-        assertThat(claim.suspect()).isFalse();
-        assertThat(store.inspect(key("k")).orElseThrow().state()).isEqualTo(ClaimRecord.State.CLAIMED);
+        assertThat(claim.abandoned()).isFalse();
+        assertThat(admin.inspect(key("k")).orElseThrow().state()).isEqualTo(ClaimRecord.State.CLAIMED);
     }
 
     @Test
@@ -86,22 +89,22 @@ public abstract class ClaimStoreContract {
     }
 
     @Test
-    void anExpiredLeaseCanBeTakenOverAndIsSuspect() {
+    void anExpiredLeaseCanBeTakenOver() {
         claim("k", "a", SHORT_LEASE);
 
         awaitTakeover("k", "b");
 
-        assertThat(store.inspect(key("k")).orElseThrow().owner()).contains("b");
+        assertThat(admin.inspect(key("k")).orElseThrow().owner()).contains("b");
     }
 
     @Test
-    void takingOverAnAbandonedClaimReportsItAsSuspect() {
-        store.claim(List.of(new ClaimRequest(key("k"), 0)), "a", SHORT_LEASE, false);
+    void takingOverAnAbandonedClaimReportsItAsAbandoned() {
+        claim("k", "a", SHORT_LEASE);
 
         Claim takeover = await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(25))
                 .until(() -> claim("k", "b", LEASE), c -> c instanceof Claim.Claimed);
 
-        assertThat(((Claim.Claimed) takeover).suspect()).isTrue();
+        assertThat(((Claim.Claimed) takeover).abandoned()).isTrue();
     }
 
     @Test
@@ -111,11 +114,14 @@ public abstract class ClaimStoreContract {
 
         assertThat(store.complete(List.of(key("k")), "a")).containsExactly(key("k"));
         assertThat(store.fail(key("k"), "a", "boom")).isEmpty();
-        assertThat(store.deadLetter(key("k"), "a", "boom")).isFalse();
+        assertThat(store.doom(key("k"), "a", "attempts exhausted", "boom")).isFalse();
+        assertThat(store.postpone(key("k"), "a", LEASE)).isFalse();
+        assertThat(store.deadLetter(key("k"), "a", LEASE)).isFalse();
+        assertThat(store.count(key("k"), "a")).isFalse();
         assertThat(store.renew(List.of(key("k")), "a", LEASE)).containsExactly(key("k"));
         store.release(List.of(key("k")), "a");
 
-        ClaimRecord record = store.inspect(key("k")).orElseThrow();
+        ClaimRecord record = admin.inspect(key("k")).orElseThrow();
         assertThat(record.state()).isEqualTo(ClaimRecord.State.CLAIMED);
         assertThat(record.owner()).contains("b");
         assertThat(record.failures()).isZero();
@@ -128,7 +134,7 @@ public abstract class ClaimStoreContract {
 
         Claim.Claimed claim = claimed("k", "b");
 
-        assertThat(claim.suspect()).isFalse();
+        assertThat(claim.abandoned()).isFalse();
     }
 
     @Test
@@ -143,7 +149,7 @@ public abstract class ClaimStoreContract {
         assertThat(next.attempt()).isEqualTo(2);
         assertThat(next.failures()).isEqualTo(1);
         assertThat(next.firstFailureAt()).contains(count.firstFailureAt());
-        assertThat(store.inspect(key("k")).orElseThrow().lastError()).contains("java.io.IOException: disk");
+        assertThat(admin.inspect(key("k")).orElseThrow().lastError()).contains("java.io.IOException: disk");
     }
 
     @Test
@@ -164,7 +170,7 @@ public abstract class ClaimStoreContract {
         assertThat(store.complete(List.of(key("k")), "a")).isEmpty();
 
         assertThat(claim("k", "b", LEASE)).isInstanceOf(Claim.Done.class);
-        assertThat(store.inspect(key("k")).orElseThrow().state()).isEqualTo(ClaimRecord.State.DONE);
+        assertThat(admin.inspect(key("k")).orElseThrow().state()).isEqualTo(ClaimRecord.State.DONE);
         await().atMost(Duration.ofSeconds(5)).until(() -> claim("k", "c", LEASE) instanceof Claim.Claimed);
     }
 
@@ -172,14 +178,17 @@ public abstract class ClaimStoreContract {
     void aDeadKeyAnswersDeadUntilItsWindowEndsAndKeepsItsCompensationOutcome() {
         claimed("k", "a");
 
-        assertThat(store.deadLetter(key("k"), "a", "boom")).isTrue();
-        store.recordCompensation(key("k"), "ok");
+        assertThat(store.doom(key("k"), "a", "attempts exhausted", "java.io.IOException: boom")).isTrue();
+        assertThat(store.deadLetter(key("k"), "a", LEASE)).isTrue();
+        assertThat(store.recordCompensation(key("k"), "a", "ok")).isTrue();
 
         assertThat(claim("k", "b", LEASE)).isInstanceOf(Claim.Dead.class);
-        ClaimRecord record = store.inspect(key("k")).orElseThrow();
+        ClaimRecord record = admin.inspect(key("k")).orElseThrow();
         assertThat(record.state()).isEqualTo(ClaimRecord.State.DEAD);
         assertThat(record.compensation()).contains("ok");
         assertThat(record.attempts()).isEqualTo(1);
+        assertThat(record.deadLetterReason()).contains("attempts exhausted");
+        assertThat(store.recordCompensation(key("k"), "a", "ok again")).isFalse();
         await().atMost(Duration.ofSeconds(5)).until(() -> claim("k", "c", LEASE) instanceof Claim.Claimed);
     }
 
@@ -190,14 +199,15 @@ public abstract class ClaimStoreContract {
         claimed("done", "other");
         store.complete(List.of(key("done")), "other");
         claimed("dead", "other");
-        store.deadLetter(key("dead"), "other", "");
+        store.doom(key("dead"), "other", "non-retryable failure", "");
+        store.deadLetter(key("dead"), "other", LEASE);
         claimed("failed", "other");
         store.fail(key("failed"), "other", "boom");
         List<String> values = List.of("fresh", "busy", "done", "dead", "failed");
 
         // When they are claimed in one batch
         List<Claim> batch = store.claim(values.stream().map(v -> new ClaimRequest(key(v), 0)).toList(),
-                "me", LEASE, true);
+                "me", LEASE);
 
         // Then each answer is the one a single claim gives
         assertThat(batch).extracting(Claim::key).containsExactlyElementsOf(values.stream().map(this::key).toList());
@@ -212,60 +222,134 @@ public abstract class ClaimStoreContract {
     void aLargeBatchClaimsEveryKeyOnceInOrder() {
         List<ClaimRequest> requests = IntStream.range(0, 500).mapToObj(i -> new ClaimRequest(key("k" + i), 0)).toList();
 
-        List<Claim> claims = store.claim(requests, "me", LEASE, false);
+        List<Claim> claims = store.claim(requests, "me", LEASE);
 
         assertThat(claims).extracting(Claim::key).containsExactlyElementsOf(requests.stream()
                 .map(ClaimRequest::key).toList());
         assertThat(claims).allMatch(c -> c instanceof Claim.Claimed);
         assertThat(store.complete(requests.stream().map(ClaimRequest::key).toList(), "me")).isEmpty();
-        assertThat(store.claim(requests, "you", LEASE, false)).allMatch(c -> c instanceof Claim.Done);
+        assertThat(store.claim(requests, "you", LEASE)).allMatch(c -> c instanceof Claim.Done);
     }
 
     @Test
-    void aTentativeClaimIsCountedOnlyWhenItsOutcomeIsKnownOrItStarts() {
-        store.claim(List.of(new ClaimRequest(key("k"), 0)), "a", LEASE, false);
-        assertThat(store.inspect(key("k")).orElseThrow().attempts()).isZero();
+    void anUncountedClaimIsCountedOnlyWithItsOutcomeOrWhenCountedBeforeItRuns() {
+        claimed("k", "a");
+        assertThat(admin.inspect(key("k")).orElseThrow().attempts()).isZero();
 
-        assertThat(store.start(key("k"), "a")).isTrue();
-        assertThat(store.inspect(key("k")).orElseThrow().attempts()).isEqualTo(1);
+        assertThat(store.count(key("k"), "a")).isTrue();
+        assertThat(admin.inspect(key("k")).orElseThrow().attempts()).isEqualTo(1);
 
         store.fail(key("k"), "a", "boom");
-        assertThat(store.inspect(key("k")).orElseThrow().attempts()).isEqualTo(1);
+        assertThat(admin.inspect(key("k")).orElseThrow().attempts()).isEqualTo(1);
     }
 
     @Test
-    void theBrokersCountSeedsTheAttemptsOfALostRecordOnly() {
-        Claim.Claimed lost = (Claim.Claimed) store.claim(List.of(new ClaimRequest(key("k"), 4)), "a", LEASE, true)
-                .get(0);
-        store.fail(key("k"), "a", "boom");
+    void theBrokersCountSeedsTheAttemptsOnlyWhereTheStoreMayHaveLostTheRecord() {
+        // Given a store that has kept its records since before now (on a cluster the epoch is per
+        // slot, so the key's own slot is warmed up; the record itself is then forgotten)
+        claimed("new", "a");
+        admin.reset(key("new"));
+        await().pollDelay(Duration.ofMillis(20)).until(() -> true);
+        Instant bornNow = Instant.now();
 
-        Claim.Claimed next = (Claim.Claimed) store.claim(List.of(new ClaimRequest(key("k"), 9)), "b", LEASE, true)
+        // When keys with no record arrive with a broker count of 4: one born before the store's
+        // epoch (unknown birth), one born after it (the count comes from Idem's own deferrals)
+        Claim.Claimed lost = (Claim.Claimed) store.claim(List.of(new ClaimRequest(key("old"), 4, null)), "a", LEASE)
+                .get(0);
+        Claim.Claimed neverClaimed = (Claim.Claimed) store.claim(List.of(new ClaimRequest(key("new"), 4, bornNow)),
+                "a", LEASE).get(0);
+        store.fail(key("old"), "a", "boom");
+        Claim.Claimed next = (Claim.Claimed) store.claim(List.of(new ClaimRequest(key("old"), 9, null)), "b", LEASE)
                 .get(0);
 
+        // Then only the first takes the broker's count, and an existing record ignores it
         assertThat(lost.attempt()).isEqualTo(4);
+        assertThat(neverClaimed.attempt()).isEqualTo(1);
         assertThat(next.attempt()).isEqualTo(5);
+    }
+
+    @Test
+    void aDoomedKeyIsHandedToTheNextOwnerWithItsReasonAndNeverCountedTwice() {
+        // Given an owner that decided the dead letter and then crashed
+        claim("k", "a", SHORT_LEASE);
+        assertThat(store.doom(key("k"), "a", "non-retryable failure", "java.lang.IllegalStateException: bad")).isTrue();
+
+        // When the next owner takes the key over
+        Claim.Claimed next = (Claim.Claimed) await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(25))
+                .until(() -> claim("k", "b", LEASE), c -> c instanceof Claim.Claimed);
+
+        // Then it learns the reason and the original failure, and dooming again keeps the first ones
+        assertThat(next.deadLetterReason()).contains("non-retryable failure");
+        assertThat(next.lastError()).contains("java.lang.IllegalStateException: bad");
+        assertThat(store.doom(key("k"), "b", "other reason", "other error")).isTrue();
+        ClaimRecord record = admin.inspect(key("k")).orElseThrow();
+        assertThat(record.deadLetterReason()).contains("non-retryable failure");
+        assertThat(record.failures()).isEqualTo(1);
+        assertThat(record.attempts()).isEqualTo(1);
+    }
+
+    @Test
+    void aPostponedDeadLetterIsBusyForEveryCopyUntilItsDelayEnds() {
+        claimed("k", "a");
+        store.doom(key("k"), "a", "attempts exhausted", "boom");
+
+        assertThat(store.postpone(key("k"), "a", Duration.ofMillis(400))).isTrue();
+
+        assertThat(claim("k", "b", LEASE)).isInstanceOf(Claim.Busy.class);
+        assertThat(claim("k", "c", LEASE)).isInstanceOf(Claim.Busy.class);
+        Claim.Claimed later = (Claim.Claimed) await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(25))
+                .until(() -> claim("k", "d", LEASE), c -> c instanceof Claim.Claimed);
+        assertThat(later.deadLetterReason()).contains("attempts exhausted");
+    }
+
+    @Test
+    void aCompensationCutOffByACrashIsTakenOverOnceAfterItsLease() {
+        // Given a key dead-lettered by "a", whose compensation lease then runs out (a crashed)
+        claimed("k", "a");
+        store.doom(key("k"), "a", "attempts exhausted", "boom");
+        assertThat(store.deadLetter(key("k"), "a", SHORT_LEASE)).isTrue();
+        assertThat(claim("k", "b", LEASE)).isInstanceOf(Claim.Dead.class);
+
+        // When "b" claims it after the lease
+        Claim taken = await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(25))
+                .until(() -> claim("k", "b", LEASE), c -> c instanceof Claim.Compensate);
+
+        // Then "b" holds the compensation: nobody else gets it, and only "b" can record its outcome
+        assertThat(((Claim.Compensate) taken).reason()).isEqualTo("attempts exhausted");
+        assertThat(claim("k", "c", LEASE)).isInstanceOf(Claim.Dead.class);
+        assertThat(admin.pendingCompensations(group, 10)).extracting(ClaimAdmin.KeyRecord::key).containsExactly(key("k"));
+        assertThat(store.recordCompensation(key("k"), "a", "ok")).isFalse();
+        assertThat(store.recordCompensation(key("k"), "b", "ok")).isTrue();
+        assertThat(claim("k", "d", LEASE)).isInstanceOf(Claim.Dead.class);
+        assertThat(admin.pendingCompensations(group, 10)).isEmpty();
+        assertThat(admin.deadKeys(group, 10)).extracting(ClaimAdmin.KeyRecord::key).containsExactly(key("k"));
     }
 
     @Test
     void renewalExtendsTheLeaseSoNoOneCanTakeOver() {
         claim("k", "a", Duration.ofMillis(300));
+        claimed("dead", "a");
+        store.doom(key("dead"), "a", "attempts exhausted", "");
+        store.deadLetter(key("dead"), "a", Duration.ofMillis(300));
 
         for (int i = 0; i < 4; i++) {
-            assertThat(store.renew(Set.of(key("k")), "a", Duration.ofMillis(300))).isEmpty();
+            assertThat(store.renew(Set.of(key("k"), key("dead")), "a", Duration.ofMillis(300))).isEmpty();
             await().pollDelay(Duration.ofMillis(100)).until(() -> true);
         }
 
         assertThat(claim("k", "b", LEASE)).isInstanceOf(Claim.Busy.class);
+        assertThat(claim("dead", "b", LEASE)).isInstanceOf(Claim.Dead.class);
     }
 
     @Test
     void resetForgetsTheKey() {
         claimed("k", "a");
-        store.deadLetter(key("k"), "a", "boom");
+        store.doom(key("k"), "a", "attempts exhausted", "boom");
+        store.deadLetter(key("k"), "a", LEASE);
 
-        store.reset(key("k"));
+        admin.reset(key("k"));
 
-        assertThat(store.inspect(key("k"))).isEmpty();
+        assertThat(admin.inspect(key("k"))).isEmpty();
         assertThat(claimed("k", "b").fresh()).isTrue();
     }
 }

@@ -6,15 +6,17 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Idem's meters: {@code idem.outcomes} per outcome and topic, {@code idem.claim} and
- * {@code idem.handler} timers, and counters for the failures operators must see
- * ({@code idem.claimstore.unavailable}, {@code idem.deadletter.publish.failures},
- * {@code idem.lease.lost}, {@code idem.compensation.failures}). Thread-safe.
+ * Idem's meters in Micrometer, every one tagged with the consumer group: {@code idem.outcomes}
+ * (tags topic, outcome), the timers {@code idem.claim} and {@code idem.handler} (histograms, so
+ * percentiles are computed where the registry aggregates them), and the counters
+ * {@code idem.claimstore.unavailable}, {@code idem.deadletter.publish.failures},
+ * {@code idem.lease.lost}, {@code idem.compensation.failures}. Thread-safe.
  */
-public final class ProcessorMetrics {
+public final class MicrometerMeters implements Meters {
 
     private final MeterRegistry registry;
     private final String group;
@@ -28,16 +30,17 @@ public final class ProcessorMetrics {
     private final Counter compensationFailures;
 
     /**
-     * @param registry where meters go
+     * @param registry a Micrometer {@code MeterRegistry}, typed loosely so that this class is the
+     *                 only one that needs Micrometer on the class path
      * @param group    consumer group, a tag on every meter
      */
-    public ProcessorMetrics(MeterRegistry registry, String group) {
-        this.registry = registry;
+    public MicrometerMeters(Object registry, String group) {
+        this.registry = (MeterRegistry) registry;
         this.group = group;
         this.claimTimer = Timer.builder("idem.claim").description("claim round trips").tag("group", group)
-                .publishPercentiles(0.5, 0.99).register(registry);
+                .publishPercentileHistogram().register(this.registry);
         this.handlerTimer = Timer.builder("idem.handler").description("handler calls").tag("group", group)
-                .publishPercentiles(0.5, 0.99).register(registry);
+                .publishPercentileHistogram().register(this.registry);
         this.storeUnavailable = counter("idem.claimstore.unavailable");
         this.publishFailures = counter("idem.deadletter.publish.failures");
         this.leaseLost = counter("idem.lease.lost");
@@ -48,7 +51,7 @@ public final class ProcessorMetrics {
         return Counter.builder(name).tag("group", group).register(registry);
     }
 
-    /** Counts an outcome. */
+    @Override
     public void outcome(String topic, Outcome outcome) {
         outcomes.computeIfAbsent(topic, t -> new ConcurrentHashMap<>())
                 .computeIfAbsent(outcome.getClass(), type -> Counter.builder("idem.outcomes").tag("group", group)
@@ -57,27 +60,33 @@ public final class ProcessorMetrics {
                 .increment();
     }
 
-    Timer claimTimer() {
-        return claimTimer;
+    @Override
+    public <R> R claim(Callable<R> call) throws Exception {
+        return claimTimer.recordCallable(call);
     }
 
-    Timer handlerTimer() {
-        return handlerTimer;
+    @Override
+    public void handler(Callable<Void> call) throws Exception {
+        handlerTimer.recordCallable(call);
     }
 
-    void storeUnavailable() {
+    @Override
+    public void storeUnavailable() {
         storeUnavailable.increment();
     }
 
-    void publishFailed() {
+    @Override
+    public void publishFailed() {
         publishFailures.increment();
     }
 
-    void leaseLost(int count) {
+    @Override
+    public void leaseLost(int count) {
         leaseLost.increment(count);
     }
 
-    void compensationFailed() {
+    @Override
+    public void compensationFailed() {
         compensationFailures.increment();
     }
 }

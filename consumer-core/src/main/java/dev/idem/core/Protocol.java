@@ -1,0 +1,646 @@
+package dev.idem.core;
+
+import dev.idem.core.internal.Failures;
+import dev.idem.core.internal.LeaseRenewer;
+import dev.idem.core.internal.Meters;
+import dev.idem.core.internal.Prepared;
+import dev.idem.core.spi.Claim;
+import dev.idem.core.spi.ClaimRequest;
+import dev.idem.core.spi.ClaimStore;
+import dev.idem.core.spi.ClaimStoreException;
+import dev.idem.core.spi.DeadLetterPublisher;
+import dev.idem.core.spi.FailureCount;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * Idem's fixed order, the whole of it, top to bottom (docs/design.md, "The processing order"):
+ * <ol>
+ *   <li>{@link #open}: decode each message and find its key, claim every key in one round trip,
+ *       and hold the claims (their leases are renewed until the batch closes);</li>
+ *   <li>{@link #run}, per message: read the claim's answer, make sure the lease still holds, run the
+ *       business check, run the handler, then settle: done, retry, or dead letter and compensation;</li>
+ *   <li>{@link #close}: release the claims of messages never started, and complete the finished keys
+ *       in one round trip that is sent, not awaited (decision 0007).</li>
+ * </ol>
+ * Only this class and the lease renewer call the {@link ClaimStore}. Users cannot reorder the steps.
+ * Thread-safe.
+ *
+ * <p>Attempts are counted by the store, never here: a claim is uncounted until its outcome is
+ * recorded ({@code fail}, {@code doom}); a claim taken over from an abandoned owner (a crash) is
+ * counted with {@code count} before its handler runs, so a crash loop reaches the dead letter
+ * (decision 0003).
+ *
+ * @param <T> payload type
+ */
+final class Protocol<T> implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Protocol.class);
+    // A busy key comes back when its lease ends, the earliest moment it can be ours. Retrying sooner
+    // only spends the broker's redelivery count.
+    private static final Duration BUSY_RETRY_MIN = Duration.ofMillis(50);
+    // A copy of a key that is running on another thread of the same batch comes back this soon.
+    private static final Duration SAME_KEY_RETRY = Duration.ofMillis(100);
+    // How long opening a batch or closing the processor waits for the previous completion: a Redis
+    // round trip, with margin.
+    private static final Duration COMPLETION_WAIT = Duration.ofSeconds(5);
+    private static final Object RUNNING = new Object();
+
+    private final String group;
+    private final ClaimStore claims;
+    private final DedupCheck<? super T> dedupCheck;
+    private final DeliveryHandler<T> handler;
+    private final HandlerInterceptor interceptor;
+    private final PayloadCodec<T> codec;
+    private final KeySource<T> keys;
+    private final int maxAttempts;
+    private final Duration lease;
+    private final Backoff backoff;
+    private final Failures failures;
+    private final DeadLetterPublisher deadLetters;
+    private final Compensation compensation;
+    private final int compensationAttempts;
+    private final Clock clock;
+    private final Meters meters;
+    private final Consumer<Outcome> onOutcome;
+    private final LeaseRenewer renewer;
+    private final String instance = UUID.randomUUID().toString().substring(0, 13);
+    private final AtomicLong owners = new AtomicLong();
+    private final AtomicBoolean storeDown = new AtomicBoolean();
+    // The last completion sent and not yet confirmed (decision 0007).
+    private final AtomicReference<CompletableFuture<?>> pendingCompletion =
+            new AtomicReference<>(CompletableFuture.completedFuture(null));
+
+    Protocol(IdempotentProcessor.Builder<T> b, Meters meters) {
+        this.group = b.group;
+        this.claims = b.claims;
+        this.dedupCheck = b.dedupCheck;
+        this.handler = b.handler;
+        this.interceptor = b.interceptor;
+        this.codec = b.codec;
+        this.keys = b.keys;
+        this.maxAttempts = b.maxAttempts;
+        this.lease = b.lease;
+        this.backoff = b.backoff;
+        this.failures = new Failures(b.fatal, b.infrastructure);
+        this.deadLetters = b.deadLetters;
+        this.compensation = b.compensation;
+        this.compensationAttempts = b.compensationAttempts;
+        this.clock = b.clock;
+        this.meters = meters;
+        this.onOutcome = b.onOutcome;
+        this.renewer = new LeaseRenewer(b.claims, b.lease, meters);
+    }
+
+    Duration lease() {
+        return lease;
+    }
+
+    /** A batch's state: its claims, what ran, what finished. */
+    static final class Round<T> {
+        private final String owner;
+        private final List<Prepared<T>> items;
+        private final Map<IdempotencyKey, Claim> claims;
+        private final ClaimStoreException claimFailure;
+        private final LeaseRenewer.Held held;
+        private final Map<IdempotencyKey, Object> settled = new ConcurrentHashMap<>();
+        private final Set<IdempotencyKey> started = ConcurrentHashMap.newKeySet();
+        private final Set<IdempotencyKey> toComplete = ConcurrentHashMap.newKeySet();
+        // Messages run under the read lock; close takes the write lock, so it waits for them.
+        private final ReadWriteLock lock = new ReentrantReadWriteLock();
+        private volatile boolean closed;
+
+        private Round(String owner, List<Prepared<T>> items, Map<IdempotencyKey, Claim> claims,
+                      ClaimStoreException claimFailure, LeaseRenewer.Held held) {
+            this.owner = owner;
+            this.items = items;
+            this.claims = claims;
+            this.claimFailure = claimFailure;
+            this.held = held;
+        }
+
+        int size() {
+            return items.size();
+        }
+    }
+
+    // ---- 1. Open: prepare, claim, hold ---------------------------------------------------------
+
+    Round<T> open(List<Envelope> envelopes) {
+        awaitPendingCompletion();
+        List<Prepared<T>> items = new ArrayList<>(envelopes.size());
+        Map<IdempotencyKey, ClaimRequest> requests = new LinkedHashMap<>();
+        for (Envelope envelope : envelopes) {
+            Prepared<T> item = prepare(envelope);
+            items.add(item);
+            requests.putIfAbsent(item.key(), new ClaimRequest(item.key(), envelope.brokerAttempt(), envelope.timestamp()));
+        }
+        String owner = instance + "-" + owners.incrementAndGet();
+        Map<IdempotencyKey, Claim> answers = new HashMap<>();
+        ClaimStoreException failure = null;
+        long claimedAt = System.nanoTime();
+        try {
+            for (Claim claim : claimAll(List.copyOf(requests.values()), owner)) {
+                answers.put(claim.key(), claim);
+            }
+        } catch (ClaimStoreException e) {
+            failure = e;
+        }
+        List<IdempotencyKey> held = answers.values().stream()
+                .filter(c -> c instanceof Claim.Claimed || c instanceof Claim.Compensate).map(Claim::key).toList();
+        return new Round<>(owner, items, answers, failure, renewer.hold(owner, held, claimedAt));
+    }
+
+    /** Decodes the payload and finds the key; never throws: a defect travels with the message. */
+    private Prepared<T> prepare(Envelope envelope) {
+        IdempotencyKey fallback = new IdempotencyKey(group, envelope.topic(), envelope.messageId());
+        T payload = null;
+        String defect = null;
+        Throwable cause = null;
+        try {
+            payload = codec.decode(envelope.body());
+            if (payload == null) {
+                defect = "undecodable payload: the codec returned null";
+            }
+        } catch (Exception | LinkageError | StackOverflowError e) {
+            defect = "undecodable payload: " + Failures.describe(e);
+            cause = e;
+        }
+        String key;
+        try {
+            key = keys.keyOf(envelope, payload);
+        } catch (RuntimeException e) {
+            // A payload key function given no payload (undecodable body) finds no key: the decode
+            // failure is the reason then. Otherwise the key function's own failure is.
+            return defect != null ? new Prepared<>(envelope, fallback, null, defect, cause)
+                    : new Prepared<>(envelope, fallback, null, "idempotency key function failed: "
+                    + Failures.describe(e), e);
+        }
+        if (key == null || key.isBlank()) {
+            return new Prepared<>(envelope, fallback, null, defect != null ? defect : "no idempotency key", cause);
+        }
+        if (key.length() > IdempotencyKey.MAX_VALUE_LENGTH) {
+            return new Prepared<>(envelope, fallback, null, "idempotency key longer than "
+                    + IdempotencyKey.MAX_VALUE_LENGTH + " characters (" + key.length() + ")", cause);
+        }
+        return new Prepared<>(envelope, new IdempotencyKey(group, envelope.topic(), key), payload, defect, cause);
+    }
+
+    /** Claims keys in one call; a store failure is logged once per outage and rethrown. */
+    private List<Claim> claimAll(List<ClaimRequest> requests, String owner) {
+        try {
+            List<Claim> answers = meters.claim(() -> claims.claim(requests, owner, lease));
+            if (storeDown.compareAndSet(true, false)) {
+                LOG.info("claim store reachable again; processing resumes");
+            }
+            return answers;
+        } catch (ClaimStoreException e) {
+            meters.storeUnavailable();
+            if (storeDown.compareAndSet(false, true)) {
+                LOG.error("claim store unreachable; failing closed: nothing is acknowledged until it answers", e);
+            }
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("claim store failed unexpectedly", e);
+        }
+    }
+
+    // ---- 2. Run one message --------------------------------------------------------------------
+
+    Outcome run(Round<T> round, int index) {
+        if (!round.lock.readLock().tryLock()) {
+            throw new IllegalStateException("batch is closed");
+        }
+        try {
+            if (round.closed) {
+                throw new IllegalStateException("batch is closed");
+            }
+            Prepared<T> item = round.items.get(index);
+            IdempotencyKey key = item.key();
+            if (round.claimFailure != null) {
+                return record(item, deferred(item, "claim store unavailable", round.claimFailure));
+            }
+            // The same key earlier in this batch is not run again.
+            Object prior = round.settled.putIfAbsent(key, RUNNING);
+            if (prior == RUNNING) {
+                return record(item, new Outcome.Busy(key, SAME_KEY_RETRY));
+            }
+            if (prior instanceof Outcome earlier) {
+                return record(item, earlier.disposition().acknowledges()
+                        ? new Outcome.Duplicate(key, "same key earlier in this batch")
+                        : new Outcome.Busy(key, earlier.disposition().delay()));
+            }
+            // Marked before running: if the process cannot go on (an out-of-memory error escapes),
+            // close must not release the key as never started; its lease expires as after a crash.
+            round.started.add(key);
+            Claim claim = round.claims.get(key);
+            Outcome outcome;
+            MDC.put("idem.key", key.value());
+            MDC.put("idem.topic", key.topic());
+            try {
+                outcome = settle(round, item, claim);
+            } finally {
+                MDC.remove("idem.key");
+                MDC.remove("idem.topic");
+                MDC.remove("idem.attempt");
+            }
+            round.settled.put(key, outcome);
+            if (claim instanceof Claim.Claimed && (outcome instanceof Outcome.Applied
+                    || outcome instanceof Outcome.Duplicate)) {
+                // Still held (and renewed) until its completion is sent: a finished key must not
+                // lapse and run again elsewhere while the rest of a long batch runs.
+                finished(round, key);
+            } else {
+                round.held.drop(key);
+            }
+            return record(item, outcome);
+        } finally {
+            round.lock.readLock().unlock();
+        }
+    }
+
+    private Outcome settle(Round<T> round, Prepared<T> item, Claim claim) {
+        IdempotencyKey key = item.key();
+        // 2a. The claim's answer: settled earlier, someone else's, or ours.
+        if (claim instanceof Claim.Done) {
+            return new Outcome.Duplicate(key, "recorded as done in the claim store");
+        }
+        if (claim instanceof Claim.Dead) {
+            return new Outcome.DeadLettered(key, 0, "dead-lettered by an earlier delivery", true);
+        }
+        if (claim instanceof Claim.Busy busy) {
+            return new Outcome.Busy(key, busy.remaining().compareTo(BUSY_RETRY_MIN) < 0 ? BUSY_RETRY_MIN
+                    : busy.remaining());
+        }
+        if (claim instanceof Claim.Unreadable unreadable) {
+            return deferred(item, "unreadable claim record: " + unreadable.detail(), null);
+        }
+        if (claim instanceof Claim.Compensate cut) {
+            // A dead letter whose compensation was cut off by a crash: finish it, once.
+            DeadLetter letter = deadLetterOf(item, cut.attempts(), cut.reason(), cut.lastError().orElse(""), null,
+                    Optional.empty());
+            compensate(round, letter);
+            return new Outcome.DeadLettered(key, cut.attempts(), cut.reason(), true);
+        }
+        Claim.Claimed claimed = (Claim.Claimed) claim;
+        int attempt = claimed.attempt();
+        MDC.put("idem.attempt", Integer.toString(attempt));
+
+        // 2b. A lease found lost is not ours any more.
+        if (round.held.lost(key)) {
+            return leaseLostBeforeStart(key);
+        }
+
+        // 2c. A dead letter decided earlier, a defect, or a crash loop: no run (dooming the key
+        // confirms the claim is still ours).
+        if (claimed.deadLetterReason().isPresent()) {
+            String error = claimed.lastError().orElse("");
+            return deadLetter(round, item, claimed, attempt - 1, claimed.deadLetterReason().get(), error, null);
+        }
+        if (item.defect() != null) {
+            return deadLetter(round, item, claimed, attempt - 1, item.defect(), Failures.describe(item.defectCause()),
+                    item.defectCause());
+        }
+        Delivery<T> delivery = new Delivery<>(key, claimed.fence(), attempt, item.envelope(), item.payload());
+        if (attempt > maxAttempts && !claimed.fresh()) {
+            // The handler started maxAttempts times and never finished. A fresh record's attempt comes
+            // from the broker's count alone, which also grows on deferrals: it gets one real run first.
+            return alreadyApplied(round, item, delivery).orElseGet(() -> deadLetter(round, item, claimed, attempt - 1,
+                    "attempts exhausted: the handler started " + (attempt - 1) + " times without finishing "
+                            + "(the process crashed)", claimed.lastError().orElse(""), null));
+        }
+
+        // 2d. Before anything runs, the lease must still be ours: a takeover of an abandoned claim is
+        // counted now (so a crash loop reaches the dead letter), and a lease that may have lapsed
+        // while the batch waited is confirmed with the store.
+        if (claimed.abandoned() || round.held.mayHaveExpired()) {
+            try {
+                if (!claims.count(key, round.owner)) {
+                    return leaseLostBeforeStart(key);
+                }
+            } catch (ClaimStoreException e) {
+                return release(round, item, deferred(item, "claim store unavailable", e));
+            }
+        }
+
+        // 2e. The business dedup check: the system of record has the last word.
+        try {
+            if (dedupCheck.alreadyApplied(delivery)) {
+                return new Outcome.Duplicate(key, "found by the business check");
+            }
+        } catch (Exception e) {
+            return release(round, item, deferred(item, "business check unavailable: " + Failures.describe(e), e));
+        }
+
+        // 2f. The handler, through the interceptor slot, while the lease is renewed.
+        try {
+            meters.handler(() -> {
+                interceptor.intercept(delivery, () -> handler.handle(delivery));
+                return null;
+            });
+        } catch (DuplicateEffectException e) {
+            return new Outcome.Duplicate(key, "refused by the system of record: " + e.getMessage());
+        } catch (Exception | Error e) {
+            if (e instanceof Error error && Failures.isCrash(error)) {
+                // The process cannot go on: leave the claim as a crash would (its lease expires and
+                // the next run is counted).
+                throw error;
+            }
+            return failed(round, item, claimed, delivery, e);
+        }
+        boolean leaseLost = round.held.lost(key) || round.held.mayHaveExpired();
+        if (leaseLost) {
+            meters.leaseLost(1);
+            LOG.warn("{} applied, but its lease may have passed to another owner while the handler ran; the "
+                    + "business check is what keeps the effect single", key);
+        }
+        return new Outcome.Applied(key, claimed.fence(), attempt, leaseLost);
+    }
+
+    private Outcome leaseLostBeforeStart(IdempotencyKey key) {
+        meters.leaseLost(1);
+        LOG.warn("{} not started: its lease passed to another owner", key);
+        return new Outcome.Busy(key, BUSY_RETRY_MIN);
+    }
+
+    // ---- 2g. Settling a failure: retry, defer, or dead letter ----------------------------------
+
+    private Outcome failed(Round<T> round, Prepared<T> item, Claim.Claimed claimed, Delivery<T> delivery,
+                           Throwable failure) {
+        IdempotencyKey key = item.key();
+        if (failures.isInfrastructure(failure)) {
+            LOG.warn("attempt {} of {} met infrastructure trouble; deferring, not counting it", claimed.attempt(), key,
+                    failure);
+            return release(round, item, deferred(item, "infrastructure unavailable: " + Failures.describe(failure),
+                    failure));
+        }
+        boolean fatal = failures.isFatal(failure);
+        if (fatal || claimed.attempt() >= maxAttempts) {
+            // The transaction may have committed although the handler threw (a lost commit reply).
+            Optional<Outcome> applied = alreadyApplied(round, item, delivery);
+            if (applied.isPresent()) {
+                return applied.get();
+            }
+            return deadLetter(round, item, claimed, claimed.attempt(), fatal ? "non-retryable failure"
+                    : "attempts exhausted", Failures.describe(failure), failure);
+        }
+        try {
+            Optional<FailureCount> count = claims.fail(key, round.owner, Failures.describe(failure));
+            int attempts = count.map(FailureCount::attempts).orElse(claimed.attempt());
+            LOG.warn("attempt {} of {} failed for {}; redelivering", attempts, maxAttempts, key, failure);
+            return new Outcome.Retrying(key, attempts, failure, backoff.delay(attempts));
+        } catch (ClaimStoreException e) {
+            LOG.warn("attempt {} failed for {} and could not be counted (claim store unavailable)",
+                    claimed.attempt(), key, failure);
+            return deferred(item, "claim store unavailable", e);
+        }
+    }
+
+    /** Runs the business check again; a found effect completes the key as a duplicate. */
+    private Optional<Outcome> alreadyApplied(Round<T> round, Prepared<T> item, Delivery<T> delivery) {
+        try {
+            if (dedupCheck.alreadyApplied(delivery)) {
+                return Optional.of(new Outcome.Duplicate(item.key(), "found by the business check after a failure"));
+            }
+            return Optional.empty();
+        } catch (Exception e) {
+            return Optional.of(release(round, item, deferred(item, "business check unavailable: "
+                    + Failures.describe(e), e)));
+        }
+    }
+
+    /**
+     * The dead letter, in an order that survives a crash or an outage at any step: first the store
+     * records that the key is to be dead-lettered (from then on nobody runs its handler), then the
+     * letter is published and acknowledged by the broker, then the key is marked dead with its
+     * compensation held by this owner, then the compensation runs and its outcome is recorded.
+     */
+    private Outcome deadLetter(Round<T> round, Prepared<T> item, Claim.Claimed claimed, int attempts, String reason,
+                               String error, Throwable cause) {
+        IdempotencyKey key = item.key();
+        try {
+            if (!claims.doom(key, round.owner, reason, error)) {
+                return leaseLostBeforeStart(key);
+            }
+        } catch (ClaimStoreException e) {
+            return deferred(item, "claim store unavailable", e);
+        }
+        DeadLetter letter = deadLetterOf(item, attempts, reason, error, cause, claimed.firstFailureAt());
+        try {
+            deadLetters.publish(letter);
+        } catch (Exception e) {
+            meters.publishFailed();
+            Duration delay = backoff.delay(Math.max(1, attempts));
+            LOG.error("could not publish the dead letter for {} ({}); not acknowledging, trying again in {}",
+                    key, reason, delay, e);
+            try {
+                claims.postpone(key, round.owner, delay);
+            } catch (ClaimStoreException storeDown) {
+                LOG.warn("could not postpone {} after the failed dead-letter publish; its lease will expire", key,
+                        storeDown);
+            }
+            return new Outcome.Deferred(key, "dead-letter publish failed", e, delay);
+        }
+        LOG.error("dead-lettered {} after {} attempt(s): {}", key, attempts, reason, cause);
+        try {
+            if (!claims.deadLetter(key, round.owner, lease)) {
+                LOG.warn("dead letter for {} published, but its claim had passed to another owner; "
+                        + "compensation is left to that owner", key);
+                return new Outcome.DeadLettered(key, attempts, reason, false);
+            }
+        } catch (ClaimStoreException e) {
+            // The key stays doomed: its next delivery publishes the letter again (a second copy in
+            // the dead-letter topic), marks it, and compensates, once.
+            LOG.warn("dead letter for {} published, but the claim store did not record it; not acknowledging", key, e);
+            return deferred(item, "claim store unavailable", e);
+        }
+        compensate(round, letter);
+        return new Outcome.DeadLettered(key, attempts, reason, false);
+    }
+
+    private DeadLetter deadLetterOf(Prepared<T> item, int attempts, String reason, String error, Throwable cause,
+                                    Optional<Instant> firstFailureAt) {
+        Instant now = clock.instant();
+        return new DeadLetter(item.key(), item.envelope(), attempts, reason,
+                cause == null ? Failures.classOf(error) : cause.getClass().getName(),
+                cause == null ? Failures.messageOf(error) : Failures.message(cause),
+                Failures.stackTrace(cause), firstFailureAt.orElse(now), now);
+    }
+
+    /** Runs the compensation hook, a bounded number of times, and records its outcome, once. */
+    private void compensate(Round<T> round, DeadLetter letter) {
+        IdempotencyKey key = letter.key();
+        round.held.add(key);
+        String outcome = "ok";
+        Exception last = null;
+        for (int i = 1; i <= compensationAttempts; i++) {
+            try {
+                compensation.compensate(letter);
+                last = null;
+                break;
+            } catch (Exception e) {
+                last = e;
+            }
+        }
+        if (last != null) {
+            meters.compensationFailed();
+            LOG.error("compensation for {} failed {} time(s); it will not run again", key, compensationAttempts, last);
+            outcome = "failed: " + Failures.describe(last);
+        }
+        try {
+            if (!claims.recordCompensation(key, round.owner, outcome)) {
+                LOG.warn("compensation for {} ran, but it had passed to another owner (its lease lapsed)", key);
+            }
+        } catch (ClaimStoreException e) {
+            LOG.warn("compensation outcome '{}' for {} could not be recorded; it may run once more after its "
+                    + "lease ends", outcome, key, e);
+        } finally {
+            round.held.drop(key);
+        }
+    }
+
+    /** Hands a claim back uncounted (infrastructure trouble: not the message's fault). */
+    private Outcome release(Round<T> round, Prepared<T> item, Outcome outcome) {
+        try {
+            claims.release(List.of(item.key()), round.owner);
+        } catch (ClaimStoreException e) {
+            LOG.warn("could not release {}; its lease will expire", item.key(), e);
+        }
+        return outcome;
+    }
+
+    /** Deferred: not acknowledged, not counted; backs off on the broker's own count. */
+    private Outcome deferred(Prepared<T> item, String reason, Throwable cause) {
+        return new Outcome.Deferred(item.key(), reason, cause, backoff.delay(Math.max(1, item.envelope().brokerAttempt())));
+    }
+
+    private Outcome record(Prepared<T> item, Outcome outcome) {
+        meters.outcome(item.envelope().topic(), outcome);
+        try {
+            onOutcome.accept(outcome);
+        } catch (RuntimeException e) {
+            LOG.warn("outcome listener failed on {}", outcome, e);
+        }
+        return outcome;
+    }
+
+    // ---- 3. Close: release what never started, complete what finished -------------------------
+
+    /**
+     * Waits for messages still running on other threads, releases the claims of messages never
+     * started, and sends the completion of the finished ones without waiting for it. Store failures
+     * are logged, not thrown: the effects are applied and the business check guards them.
+     */
+    void close(Round<T> round) {
+        round.lock.writeLock().lock();
+        try {
+            finish(round);
+        } finally {
+            round.lock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * For a consumer that cannot go on: does not wait for messages still running, completes every key
+     * whose outcome is known and releases those never started. A key whose handler is still running
+     * (or crashed) keeps its claim until the lease expires, as after a process crash.
+     */
+    void abandon(Round<T> round) {
+        finish(round);
+    }
+
+    /** A key whose outcome needs a completion: with the batch's, or at once if the batch was abandoned. */
+    private void finished(Round<T> round, IdempotencyKey key) {
+        synchronized (round) {
+            if (!round.closed) {
+                round.toComplete.add(key);
+                return;
+            }
+        }
+        complete(round, List.of(key));
+    }
+
+    private void finish(Round<T> round) {
+        List<IdempotencyKey> done;
+        synchronized (round) {
+            if (round.closed) {
+                return;
+            }
+            round.closed = true;
+            done = List.copyOf(round.toComplete);
+        }
+        renewer.forget(round.owner);
+        List<IdempotencyKey> unstarted = new ArrayList<>();
+        round.claims.forEach((key, claim) -> {
+            if (claim instanceof Claim.Claimed && !round.started.contains(key)) {
+                unstarted.add(key);
+            }
+        });
+        try {
+            if (!unstarted.isEmpty()) {
+                claims.release(unstarted, round.owner);
+            }
+        } catch (ClaimStoreException e) {
+            LOG.warn("could not release {} unstarted claim(s); their leases will expire", unstarted.size(), e);
+        }
+        if (!done.isEmpty()) {
+            complete(round, done);
+        }
+    }
+
+    private void complete(Round<T> round, List<IdempotencyKey> done) {
+        pendingCompletion.set(claims.completeAsync(done, round.owner).whenComplete((refused, error) -> {
+            if (error != null) {
+                LOG.warn("could not record {} completion(s); their leases will expire and the business check "
+                        + "will recognise the effects", done.size(), error);
+            } else if (!refused.isEmpty()) {
+                meters.leaseLost(refused.size());
+                LOG.warn("{} completion(s) refused because their claims passed to another owner, e.g. {}",
+                        refused.size(), refused.iterator().next());
+            }
+        }));
+    }
+
+    /**
+     * Waits for the last completion sent, so a key completed by the previous batch is found done,
+     * not busy. Its failure was logged where it happened.
+     */
+    private void awaitPendingCompletion() {
+        try {
+            pendingCompletion.get().get(COMPLETION_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // Logged where it happened; a late or failed completion only makes the key look busy longer.
+        }
+    }
+
+    @Override
+    public void close() {
+        awaitPendingCompletion();
+        renewer.close();
+    }
+}

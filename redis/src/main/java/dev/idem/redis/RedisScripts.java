@@ -1,0 +1,219 @@
+package dev.idem.redis;
+
+import dev.idem.core.spi.ClaimStoreException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.BiFunction;
+import org.redisson.api.RBatch;
+import org.redisson.api.RFuture;
+import org.redisson.api.RScript;
+import org.redisson.api.RScriptAsync;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.RedisException;
+import org.redisson.client.codec.StringCodec;
+
+/**
+ * Runs the claim script: loads it, reloads it when Redis lost it ({@code NOSCRIPT}), groups a
+ * batch's keys by cluster hash slot so that each node gets one round trip, and maps client errors
+ * to {@link ClaimStoreException}. Knows nothing of the record format. Thread-safe.
+ */
+final class RedisScripts {
+
+    private final RedissonClient redisson;
+    private final RScript script;
+    private final String source;
+    private final boolean cluster;
+    private volatile String sha;
+
+    RedisScripts(RedissonClient redisson, String resource) {
+        this.redisson = redisson;
+        this.script = redisson.getScript(StringCodec.INSTANCE);
+        this.cluster = redisson.getConfig().isClusterConfig();
+        this.source = read(resource);
+    }
+
+    boolean cluster() {
+        return cluster;
+    }
+
+    /** Loads the script now (on every master of a cluster). */
+    void load() {
+        map(() -> {
+            sha = script.scriptLoad(source);
+            return null;
+        });
+    }
+
+    /** One call on one key. */
+    <R> R one(String key, RScript.ReturnType type, Object... args) {
+        return map(() -> {
+            try {
+                return script.evalSha(RScript.Mode.READ_WRITE, sha(), type, List.of(key), args);
+            } catch (RedisException e) {
+                if (!isNoScript(e)) {
+                    throw e;
+                }
+                load();
+                return script.evalSha(RScript.Mode.READ_WRITE, sha(), type, List.of(key), args);
+            }
+        });
+    }
+
+    /** {@link #manyAsync}, waited for. */
+    List<Object> many(List<String> keys, BiFunction<Integer, List<Integer>, Extra> args) {
+        try {
+            return manyAsync(keys, args).join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof ClaimStoreException failure) {
+                throw failure;
+            }
+            throw new ClaimStoreException("Redis unavailable or failing: " + rootMessage(e), e);
+        }
+    }
+
+    /**
+     * What a call on one slot group adds to its keys and arguments.
+     *
+     * @param keys extra keys after the group's own (they must hash to the group's slot)
+     * @param args the arguments
+     */
+    record Extra(List<String> keys, List<Object> args) {
+        static Extra args(Object... args) {
+            return new Extra(List.of(), List.of(args));
+        }
+    }
+
+    /**
+     * Runs a multi-key call once per hash-slot group (one group on a single server), pipelined so each
+     * node gets one round trip, and returns the per-key replies in key order. {@code args} gets the
+     * group's slot (-1 on a single server) and the indexes of its keys. Never blocks the caller; a
+     * {@code NOSCRIPT} reloads the script and retries once.
+     */
+    CompletableFuture<List<Object>> manyAsync(List<String> keys, BiFunction<Integer, List<Integer>, Extra> args) {
+        if (keys.isEmpty()) {
+            return CompletableFuture.completedFuture(List.of());
+        }
+        Map<Integer, List<Integer>> groups = groups(keys);
+        return attempt(keys, groups, args)
+                .exceptionallyCompose(error -> {
+                    if (!isNoScript(error)) {
+                        return CompletableFuture.failedFuture(error);
+                    }
+                    return script.scriptLoadAsync(source).toCompletableFuture()
+                            .thenCompose(loaded -> {
+                                sha = loaded;
+                                return attempt(keys, groups, args);
+                            });
+                })
+                .handle((replies, error) -> {
+                    if (error != null) {
+                        throw new ClaimStoreException("Redis unavailable or failing: " + rootMessage(error), error);
+                    }
+                    return replies;
+                });
+    }
+
+    private CompletableFuture<List<Object>> attempt(List<String> keys, Map<Integer, List<Integer>> groups,
+                                                    BiFunction<Integer, List<Integer>, Extra> args) {
+        String current;
+        try {
+            current = sha();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        List<Object> replies = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            replies.add(null);
+        }
+        if (groups.size() == 1) {
+            Map.Entry<Integer, List<Integer>> group = groups.entrySet().iterator().next();
+            return call(script, current, keys, group.getKey(), group.getValue(), args).toCompletableFuture()
+                    .thenApply(reply -> scatter(group.getValue(), reply, replies));
+        }
+        RBatch batch = redisson.createBatch();
+        RScriptAsync batched = batch.getScript(StringCodec.INSTANCE);
+        List<CompletableFuture<List<Object>>> calls = new ArrayList<>();
+        List<List<Integer>> order = new ArrayList<>();
+        groups.forEach((slot, group) -> {
+            calls.add(call(batched, current, keys, slot, group, args).toCompletableFuture());
+            order.add(group);
+        });
+        return batch.executeAsync().toCompletableFuture().thenApply(done -> {
+            for (int g = 0; g < calls.size(); g++) {
+                scatter(order.get(g), calls.get(g).join(), replies);
+            }
+            return replies;
+        });
+    }
+
+    private static RFuture<List<Object>> call(RScriptAsync on, String sha, List<String> keys, int slot, List<Integer> group,
+                                              BiFunction<Integer, List<Integer>, Extra> args) {
+        Extra extra = args.apply(slot, group);
+        List<Object> groupKeys = new ArrayList<>(group.size() + extra.keys().size());
+        group.forEach(i -> groupKeys.add(keys.get(i)));
+        groupKeys.addAll(extra.keys());
+        return on.evalShaAsync(RScript.Mode.READ_WRITE, sha, RScript.ReturnType.MULTI, groupKeys,
+                extra.args().toArray());
+    }
+
+    private static List<Object> scatter(List<Integer> group, List<Object> reply, List<Object> replies) {
+        for (int j = 0; j < group.size(); j++) {
+            replies.set(group.get(j), reply.get(j));
+        }
+        return replies;
+    }
+
+    private Map<Integer, List<Integer>> groups(List<String> keys) {
+        Map<Integer, List<Integer>> bySlot = new LinkedHashMap<>();
+        for (int i = 0; i < keys.size(); i++) {
+            bySlot.computeIfAbsent(cluster ? Slots.of(keys.get(i)) : -1, slot -> new ArrayList<>()).add(i);
+        }
+        return bySlot;
+    }
+
+    private String sha() {
+        String current = sha;
+        if (current == null) {
+            load();
+            current = sha;
+        }
+        return current;
+    }
+
+    private static <R> R map(java.util.function.Supplier<R> call) {
+        try {
+            return call.get();
+        } catch (RedisException | CompletionException e) {
+            throw new ClaimStoreException("Redis unavailable or failing: " + rootMessage(e), e);
+        }
+    }
+
+    private static boolean isNoScript(Throwable error) {
+        return String.valueOf(rootMessage(error)).contains("NOSCRIPT");
+    }
+
+    static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t.getMessage() == null ? e.getMessage() : t.getMessage();
+    }
+
+    private static String read(String resource) {
+        try (InputStream in = RedisScripts.class.getResourceAsStream(resource)) {
+            return new String(Objects.requireNonNull(in, resource).readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + resource, e);
+        }
+    }
+}
