@@ -29,6 +29,18 @@ public interface DedupCheck<T> {
     }
 
     /**
+     * Remembers, in the system of record, that a key was dead-lettered, so that a redelivery after
+     * the claim store lost its record is found here ({@link #alreadyApplied} answers true) and never
+     * runs, dead-letters or compensates again. Called after the dead letter is published and before
+     * the compensation runs; a throw defers the message (the letter may then be published twice, the
+     * compensation still runs once). Default: nothing, the claim store alone remembers.
+     *
+     * @throws Exception if the system of record cannot be written
+     */
+    default void deadLettered(DeadLetter deadLetter) throws Exception {
+    }
+
+    /**
      * How long the check remembers an effect, if it forgets them: the processor refuses a claim
      * store whose done window outlives it. Default: for ever.
      */

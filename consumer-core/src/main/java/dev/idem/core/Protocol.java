@@ -466,6 +466,14 @@ final class Protocol<T> implements AutoCloseable {
         }
         LOG.error("dead-lettered {} after {} attempt(s): {}", key, attempts, reason, cause);
         try {
+            // As durable as an applied effect: a Redis loss must not repeat this series.
+            dedupCheck.deadLettered(letter);
+        } catch (Exception e) {
+            LOG.warn("dead letter for {} published, but the business check could not record it; not acknowledging",
+                    key, e);
+            return release(round, item, deferred(item, "business check unavailable: " + Failures.describe(e), e));
+        }
+        try {
             if (!claims.deadLetter(key, round.owner, lease)) {
                 LOG.warn("dead letter for {} published, but its claim had passed to another owner; "
                         + "compensation is left to that owner", key);

@@ -72,6 +72,12 @@ class DuplicateStormIT {
     }
 
     @Test
+    void onRedisAloneEachEffectIsAppliedOnceWhileRedisKeepsItsData(PostgresDatabase postgres, TestNames names)
+            throws Exception {
+        assertThat(storm(postgres, names, Guards.REDIS_ONLY, false)).isEqualTo(KEYS);
+    }
+
+    @Test
     void withoutClaimAndBusinessCheckTheSameStormAppliesDuplicates(PostgresDatabase postgres, TestNames names)
             throws Exception {
         assertThat(storm(postgres, names, Guards.OFF, false)).isGreaterThan(KEYS);

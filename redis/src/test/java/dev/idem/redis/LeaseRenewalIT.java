@@ -109,4 +109,60 @@ class LeaseRenewalIT {
                 .contains("competitor");
         processor.close();
     }
+
+    @Test
+    void twentyOwnersOfThirtyTwoKeysEachKeepEveryLeaseAndARenewalRoundIsMeasured(TestNames names) throws Exception {
+        // Given 20 batches of 32 keys held by one processor with a short lease
+        RedisClaimStore store = RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build();
+        IdempotentProcessor<String> processor = processor(store, names, d -> { });
+        List<dev.idem.core.Batch<String>> batches = new java.util.ArrayList<>();
+        for (int b = 0; b < 20; b++) {
+            List<Envelope> envelopes = new java.util.ArrayList<>();
+            for (int k = 0; k < 32; k++) {
+                envelopes.add(envelope("b" + b + "-k" + k));
+            }
+            batches.add(processor.open(envelopes));
+        }
+
+        // When they are held for many leases, then a competitor tries every key
+        await().pollDelay(LEASE.multipliedBy(6)).until(() -> true);
+        List<ClaimRequest> all = new java.util.ArrayList<>();
+        for (int b = 0; b < 20; b++) {
+            for (int k = 0; k < 32; k++) {
+                all.add(new ClaimRequest(new IdempotencyKey(names.group(), "orders", "b" + b + "-k" + k), 0));
+            }
+        }
+
+        // Then every key is still held
+        assertThat(store.claim(all, "competitor", LEASE)).allMatch(c -> c instanceof Claim.Busy);
+        batches.forEach(dev.idem.core.Batch::close);
+        processor.close();
+
+        // And one renewal round (20 owners x 32 keys, sent at once) takes this long on this machine
+        List<Long> rounds = new java.util.ArrayList<>();
+        List<List<IdempotencyKey>> owned = new java.util.ArrayList<>();
+        for (int b = 0; b < 20; b++) {
+            List<ClaimRequest> requests = all.subList(b * 32, b * 32 + 32).stream()
+                    .map(r -> new ClaimRequest(new IdempotencyKey(names.group(), "measure", r.key().value()), 0)).toList();
+            store.claim(requests, "owner-" + b, Duration.ofSeconds(30));
+            owned.add(requests.stream().map(ClaimRequest::key).toList());
+        }
+        for (int round = 0; round < 50; round++) {
+            long start = System.nanoTime();
+            List<CompletableFuture<java.util.Set<IdempotencyKey>>> sent = new java.util.ArrayList<>();
+            for (int b = 0; b < 20; b++) {
+                sent.add(store.renewAsync(owned.get(b), "owner-" + b, Duration.ofSeconds(30)));
+            }
+            for (CompletableFuture<java.util.Set<IdempotencyKey>> renewal : sent) {
+                assertThat(renewal.get(5, TimeUnit.SECONDS)).isEmpty();
+            }
+            rounds.add(System.nanoTime() - start);
+        }
+        java.util.Collections.sort(rounds);
+        org.slf4j.LoggerFactory.getLogger(LeaseRenewalIT.class).info(
+                "renewal round, 20 owners x 32 keys: median {} ms, max {} ms over {} rounds",
+                String.format("%.2f", rounds.get(rounds.size() / 2) / 1e6),
+                String.format("%.2f", rounds.get(rounds.size() - 1) / 1e6), rounds.size());
+        assertThat(rounds.get(rounds.size() / 2)).isLessThan(LEASE.toNanos() / 3);
+    }
 }

@@ -1,5 +1,6 @@
 package dev.idem.core.jdbc;
 
+import dev.idem.core.DeadLetter;
 import dev.idem.core.DedupCheck;
 import dev.idem.core.Delivery;
 import dev.idem.core.DeliveryHandler;
@@ -134,6 +135,41 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
             try (ResultSet rows = select.executeQuery()) {
                 return rows.next();
             }
+        }
+    }
+
+    /**
+     * Records the key as dead-lettered (a row with outcome {@code dead}), so {@link #alreadyApplied}
+     * finds it after Redis lost its record. A row already there (the key dead-lettered before, or
+     * applied) is left as it is.
+     */
+    @Override
+    public void deadLettered(DeadLetter deadLetter) throws SQLException {
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement insert = connection.prepareStatement("insert into " + table
+                     + " (consumer_group, topic, idempotency_key, fence, applied_at, outcome) values (?, ?, ?, 0, ?, 'dead')")) {
+            bind(insert, deadLetter.key());
+            insert.setTimestamp(4, Timestamp.from(clock.instant()));
+            insert.executeUpdate();
+        } catch (SQLException e) {
+            if (!isDuplicateKey(e)) {
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Forgets a dead-lettered key, so that a deliberate replay of its dead letter runs once (the
+     * claim store's record must be reset too). Applied effects are never forgotten this way.
+     *
+     * @return whether a dead row was removed
+     */
+    public boolean forgetDeadLetter(IdempotencyKey key) throws SQLException {
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement delete = connection.prepareStatement("delete from " + table
+                     + " where consumer_group = ? and topic = ? and idempotency_key = ? and outcome = 'dead'")) {
+            bind(delete, key);
+            return delete.executeUpdate() > 0;
         }
     }
 
@@ -342,7 +378,7 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
                 }
                 try (Connection connection = dataSource.getConnection();
                      Statement statement = connection.createStatement()) {
-                    statement.executeQuery("select consumer_group, topic, idempotency_key, fence, applied_at from "
+                    statement.executeQuery("select consumer_group, topic, idempotency_key, fence, applied_at, outcome from "
                             + table + " where 1 = 0").close();
                 }
             } catch (SQLException e) {

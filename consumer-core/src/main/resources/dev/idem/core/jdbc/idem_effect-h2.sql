@@ -5,6 +5,9 @@ create table if not exists {table} (
     idempotency_key varchar(512) not null,
     fence           bigint       not null,
     applied_at      timestamp with time zone not null,
+    outcome         varchar(8)   not null default 'applied',
     primary key (consumer_group, topic, idempotency_key)
 );
 create index if not exists {index} on {table} (applied_at);
+-- Ledgers created before dead keys were recorded gain the column.
+alter table {table} add column if not exists outcome varchar(8) not null default 'applied';

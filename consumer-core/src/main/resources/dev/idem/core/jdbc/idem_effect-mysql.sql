@@ -9,6 +9,7 @@ create table if not exists {table} (
     idempotency_key varchar(512) character set utf8mb4 collate utf8mb4_bin not null,
     fence           bigint       not null,
     applied_at      timestamp(3) not null,
+    outcome         varchar(8)   character set ascii not null default 'applied',
     primary key (consumer_group, topic, idempotency_key),
     index {index} (applied_at)
 ) engine = InnoDB default charset = utf8mb4 collate utf8mb4_bin;

@@ -1,5 +1,6 @@
 -- Idem's effect ledger (PostgreSQL). One row per applied effect, written in the handler's own
--- transaction; the primary key is what makes a second effect impossible. {table} and {index} are
+-- transaction; the primary key is what makes a second effect impossible. A dead-lettered key has a
+-- row too (outcome 'dead'), so a lost Redis record never repeats its dead letter. {table} and {index} are
 -- the builder's table name and an index name derived from it.
 create table if not exists {table} (
     consumer_group  varchar(255) not null,
@@ -7,6 +8,9 @@ create table if not exists {table} (
     idempotency_key varchar(512) not null,
     fence           bigint       not null,
     applied_at      timestamp with time zone not null,
+    outcome         varchar(8)   not null default 'applied',
     primary key (consumer_group, topic, idempotency_key)
 );
 create index if not exists {index} on {table} (applied_at);
+-- Ledgers created before dead keys were recorded gain the column.
+alter table {table} add column if not exists outcome varchar(8) not null default 'applied';

@@ -137,5 +137,24 @@ class JdbcEffectLedgerIT {
         assertThat(purged).isGreaterThanOrEqualTo(25);
         assertThat(ledger.alreadyApplied(delivery(group, "old-3", 0))).isFalse();
         assertThat(ledger.alreadyApplied(delivery(group, "recent", 0))).isTrue();
+        assertThatThrownBy(() -> ledger.purgeOlderThan(Duration.ofDays(1), 10))
+                .as("a purge younger than the retention would forget effects the done window relies on")
+                .hasMessageContaining("retention");
+    }
+
+    @Test
+    void aDeadLetteredKeyIsRememberedSoALostRedisRecordNeverRepeatsItsSeries() throws Exception {
+        // Given a key whose dead letter was recorded in the ledger
+        Delivery<String> delivery = delivery(group, id("order-dead"), 1);
+        ledger.deadLettered(new dev.idem.core.DeadLetter(delivery.key(), delivery.envelope(), 5, "attempts exhausted",
+                "java.io.IOException", "boom", "", java.time.Instant.now(), java.time.Instant.now()));
+
+        // Then the business check finds it (a redelivery is not run again), a second record is
+        // harmless, and a deliberate replay can forget it
+        assertThat(ledger.alreadyApplied(delivery)).isTrue();
+        ledger.deadLettered(new dev.idem.core.DeadLetter(delivery.key(), delivery.envelope(), 5, "again", "", "", "",
+                java.time.Instant.now(), java.time.Instant.now()));
+        assertThat(ledger.forgetDeadLetter(delivery.key())).isTrue();
+        assertThat(ledger.alreadyApplied(delivery)).isFalse();
     }
 }
