@@ -39,12 +39,13 @@ public interface KeySource<T> {
     }
 
     /**
-     * The broker's message key as UTF-8 text (Kafka record key, RocketMQ keys): a business key when
-     * producers set one.
+     * The broker's message key (Kafka record key, RocketMQ keys): a business key when producers set
+     * one. A key that is valid UTF-8 text without control characters is used as it is; any other
+     * (a binary Long, Avro or Protobuf key) is used as {@code b64:} and its URL-safe Base64, so two
+     * different binary keys never become one.
      */
     static <T> KeySource<T> messageKey() {
-        return (envelope, payload) -> envelope.messageKey() == null ? null
-                : new String(envelope.messageKey(), java.nio.charset.StandardCharsets.UTF_8);
+        return (envelope, payload) -> MessageKeys.text(envelope.messageKey());
     }
 
     /** This source, or {@code fallback} when this one finds no key. */

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idem.core.internal.JsonCodec;
 import java.nio.charset.StandardCharsets;
 
@@ -27,8 +28,16 @@ public interface PayloadCodec<T> {
         return body -> new String(body, StandardCharsets.UTF_8);
     }
 
-    /** JSON into {@code type} with Jackson; unknown properties are ignored, a missing body fails. */
+    /**
+     * JSON into {@code type} with Idem's own Jackson mapper: {@code java.time} types and
+     * {@code Optional} are read, unknown properties are ignored, a JSON {@code null} body fails.
+     */
     static <T> PayloadCodec<T> json(Class<T> type) {
         return new JsonCodec<>(type);
+    }
+
+    /** JSON into {@code type} with the application's own Jackson mapper, as it is configured. */
+    static <T> PayloadCodec<T> json(ObjectMapper mapper, Class<T> type) {
+        return new JsonCodec<>(mapper, type);
     }
 }
