@@ -34,7 +34,7 @@ final class MemoryBench {
         }
         for (int from = 0; from < keys; from += 500) {
             List<IdempotencyKey> batch = all.subList(from, Math.min(keys, from + 500));
-            store.claim(batch.stream().map(k -> new ClaimRequest(k, 0)).toList(), "bench", Duration.ofSeconds(30), false);
+            store.claim(batch.stream().map(k -> new ClaimRequest(k, 0)).toList(), "bench", Duration.ofSeconds(30));
             store.complete(batch, "bench");
         }
         long total = 0;
