@@ -68,6 +68,9 @@ final class Protocol<T> implements AutoCloseable {
     // round trip, with margin.
     private static final Duration COMPLETION_WAIT = Duration.ofSeconds(5);
     private static final Object RUNNING = new Object();
+    // A batch running longer than this sends the completion of its finished keys on the way, not
+    // only at its close: about as often as an adapter commits offsets.
+    private static final Duration EAGER_COMPLETION = Duration.ofSeconds(1);
 
     private final String group;
     private final ClaimStore claims;
@@ -129,6 +132,8 @@ final class Protocol<T> implements AutoCloseable {
         private final Map<IdempotencyKey, Object> settled = new ConcurrentHashMap<>();
         private final Set<IdempotencyKey> started = ConcurrentHashMap.newKeySet();
         private final Set<IdempotencyKey> toComplete = ConcurrentHashMap.newKeySet();
+        // When the oldest finished key still waiting for its completion finished (guarded by this).
+        private long waitingSinceNanos;
         // Messages run under the read lock; close takes the write lock, so it waits for them.
         private final ReadWriteLock lock = new ReentrantReadWriteLock();
         private volatile boolean closed;
@@ -582,13 +587,27 @@ final class Protocol<T> implements AutoCloseable {
 
     /** A key whose outcome needs a completion: with the batch's, or at once if the batch was abandoned. */
     private void finished(Round<T> round, IdempotencyKey key) {
+        List<IdempotencyKey> now;
         synchronized (round) {
-            if (!round.closed) {
+            if (round.closed) {
+                now = List.of(key);
+            } else {
+                long at = System.nanoTime();
+                if (round.toComplete.isEmpty()) {
+                    round.waitingSinceNanos = at;
+                }
                 round.toComplete.add(key);
-                return;
+                if (at - round.waitingSinceNanos < EAGER_COMPLETION.toNanos()) {
+                    return;
+                }
+                // A long batch (an adapter may commit offsets as records finish) completes what
+                // finished so far, so a crash later in the batch cannot leave them to run again.
+                now = List.copyOf(round.toComplete);
+                round.toComplete.clear();
             }
         }
-        complete(round, List.of(key));
+        now.forEach(round.held::drop);
+        complete(round, now);
     }
 
     private void finish(Round<T> round) {

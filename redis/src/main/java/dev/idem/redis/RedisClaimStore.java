@@ -291,7 +291,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
 
         private final RedissonClient redisson;
         private String keyPrefix = "idem:";
-        // DESIGN §3: done and dead records are remembered for 7 days, the dedup window.
+        // Done and dead records are remembered for 7 days, the dedup window.
         private Duration doneWindow = Duration.ofDays(7);
         // Failure counts live a day: a message failing less often than that is retried afresh.
         private Duration attemptsWindow = Duration.ofDays(1);

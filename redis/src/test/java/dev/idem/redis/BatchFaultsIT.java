@@ -234,4 +234,21 @@ class BatchFaultsIT {
         assertThat(outcomes.get(1)).isInstanceOf(Outcome.Applied.class);
         processor.close();
     }
+
+    @Test
+    void aLongBatchCompletesItsFinishedKeysOnTheWaySoACrashCannotReRunThem(TestNames names) {
+        // Given a batch that runs for longer than a second (its adapter commits offsets meanwhile)
+        RedisClaimStore store = store(names);
+        IdempotentProcessor<String> processor = processor(store, names, new SimpleMeterRegistry());
+        Batch<String> batch = processor.open(envelopes("order-1", "order-2:slow", "order-3:slow", "order-4"));
+        for (int i = 0; i < batch.size(); i++) {
+            batch.process(i);
+        }
+
+        // When the process dies before closing the batch, the finished keys are done already
+        await().atMost(Duration.ofSeconds(5)).until(() -> state(store, names, "order-1") == ClaimRecord.State.DONE
+                && state(store, names, "order-4") == ClaimRecord.State.DONE);
+        batch.close();
+        processor.close();
+    }
 }
