@@ -1,89 +1,127 @@
 package dev.idem.kafka;
 
 import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.spi.DeadLetterPublisher;
+import dev.idem.kafka.internal.ConsumerSettings;
+import dev.idem.kafka.internal.KafkaProcessors;
+import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A Kafka consumer that applies each record's effect once (DESIGN §5). It owns the poll loop for a
- * group: each poll's keys are claimed in one round trip, partitions are processed in parallel and
- * each in offset order, only offsets of finished records are committed, and a record that must be
+ * A Kafka consumer that applies each record's effect once. It owns the poll loop for a group: each
+ * poll's keys are claimed in one round trip, partitions are processed in parallel and each in
+ * offset order, only offsets of finished records are committed, and a record that must be
  * redelivered makes its partition seek back and pause for the backoff while the others go on.
+ * Records run on Idem's threads while the poll thread keeps polling, so a long batch does not cost
+ * the group membership (decision 0010). Handlers reach the Kafka record through
+ * {@code delivery.envelope().source(ConsumerRecord.class)}.
  *
  * <pre>{@code
  * IdemKafkaConsumer<Order> consumer = IdemKafkaConsumer.builder(consumerConfig, processorBuilder)
- *     .topics("orders").concurrency(4).build();
+ *     .topics("orders").concurrency(4).onFailure(failure -> alert(failure)).build();
  * consumer.start();
  * ...
- * consumer.close();   // finishes current records, commits, releases unstarted claims
+ * consumer.close();   // stops taking records, finishes or releases them, commits, then closes the rest
  * }</pre>
  *
- * <p>Thread-safe: start and close from any thread; records are handled on Idem's threads.
+ * <p>Thread-safe: start, close and read the state from any thread.
  *
  * @param <T> payload type
  */
 public final class IdemKafkaConsumer<T> implements AutoCloseable {
 
+    /** Where the consumer is in its life; {@link #RUNNING} is the healthy state. */
+    public enum State {
+        /** Built, not started. */
+        NEW,
+        /** Started, not yet a member of its group (see {@link IdemKafkaConsumer#failure()} if it stays here). */
+        STARTING,
+        /** A member of its group, polling. */
+        RUNNING,
+        /** Closed. */
+        STOPPED,
+        /** Stopped by a failure it cannot recover from: {@link IdemKafkaConsumer#failure()}. */
+        FAILED
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(IdemKafkaConsumer.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
-    // Poll at least this often so paused partitions resume close to their deadline.
-    private static final Duration MAX_POLL_WAIT = Duration.ofMillis(100);
-    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
+    private final KafkaProcessors.Composed<T> composed;
     private final KafkaConsumer<byte[], byte[]> consumer;
-    private final IdempotentProcessor<T> processor;
-    private final KafkaDeadLetterPublisher deadLetters;
-    private final KafkaRecordProcessor<T> records;
+    private final ExecutorService batches;
     private final ExecutorService workers;
-    private final List<String> topics;
+    private final PollLoop<T> loop;
     private final Thread pollThread;
-    private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
-    private volatile boolean running;
-    private volatile Throwable crash;
+    private final Duration closeTimeout;
+    private final Consumer<Throwable> onFailure;
+    private final AtomicBoolean released = new AtomicBoolean();
+    private volatile State state = State.NEW;
+    private volatile Throwable failure;
+    private boolean started;
+    private boolean closed;
 
-    private IdemKafkaConsumer(Builder<T> b, Map<String, Object> consumerConfig) {
-        this.deadLetters = b.deadLetters != null ? b.deadLetters : KafkaDeadLetterPublisher.builder(b.config).build();
+    private IdemKafkaConsumer(Builder<T> b, ConsumerSettings settings) {
+        this.closeTimeout = b.closeTimeout;
+        this.onFailure = b.onFailure;
+        this.composed = KafkaProcessors.compose(b.config, settings.group(), b.processor, b.deadLetters);
         try {
-            this.processor = b.processor.group((String) consumerConfig.get(ConsumerConfig.GROUP_ID_CONFIG))
-                    .deadLetters(deadLetters).build();
-        } catch (RuntimeException e) {
-            deadLetters.close();
+            this.consumer = new KafkaConsumer<>(settings.consumer(), new ByteArrayDeserializer(),
+                    new ByteArrayDeserializer());
+        } catch (RuntimeException | Error e) {
+            // Nothing may outlive a failed construction: lease renewal and the dead-letter producer.
+            composed.close();
             throw e;
         }
-        this.topics = List.copyOf(b.topics);
-        this.consumer = new KafkaConsumer<>(consumerConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         int id = INSTANCES.incrementAndGet();
-        this.workers = b.concurrency == 1 ? null : Executors.newFixedThreadPool(b.concurrency, task -> {
-            Thread thread = new Thread(task, "idem-kafka-" + id + "-worker");
+        this.batches = Executors.newSingleThreadExecutor(daemon("idem-kafka-" + id + "-batch"));
+        this.workers = b.concurrency == 1 ? null : Executors.newFixedThreadPool(b.concurrency,
+                daemon("idem-kafka-" + id + "-worker"));
+        PollLoop.Settings loopSettings = new PollLoop.Settings(List.copyOf(b.topics),
+                String.valueOf(b.config.get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)), b.closeTimeout, b.joinTimeout,
+                revokeWait(settings.maxPollInterval()), b.clock);
+        this.loop = new PollLoop<>(consumer, composed.processor(), batches, workers == null ? Runnable::run : workers,
+                loopSettings, new Events(), this::release);
+        this.pollThread = new Thread(loop, "idem-kafka-" + id + "-poll");
+    }
+
+    // The whole group waits while a member hands over its partitions: well inside max.poll.interval.ms
+    // (the rebalance timeout), and never more than 10 s of the others' time.
+    private static Duration revokeWait(Duration maxPollInterval) {
+        Duration quarter = maxPollInterval.dividedBy(4);
+        return quarter.compareTo(Duration.ofSeconds(10)) < 0 ? quarter : Duration.ofSeconds(10);
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return task -> {
+            Thread thread = new Thread(task, name);
             thread.setDaemon(true);
             return thread;
-        });
-        this.records = workers == null ? KafkaRecordProcessor.of(processor) : KafkaRecordProcessor.of(processor, workers);
-        this.pollThread = new Thread(this::pollLoop, "idem-kafka-" + id + "-poll");
+        };
     }
 
     /**
      * A builder over Kafka consumer settings (at least {@code bootstrap.servers} and
-     * {@code group.id}) and a processor builder whose group and dead letters the consumer fills in.
+     * {@code group.id}) and a processor builder. The processor's group is taken from
+     * {@code group.id}, and its dead letters go to {@code <topic>.DLT} unless you set your own
+     * publisher (which you then close, after this consumer).
      */
     public static <T> Builder<T> builder(Map<String, Object> config, IdempotentProcessor.Builder<T> processor) {
         return new Builder<>(config, processor);
@@ -92,125 +130,120 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
     /**
      * Subscribes and starts polling on Idem's own thread.
      *
-     * @throws IllegalStateException if already started
+     * @throws IllegalStateException if already started or closed
      */
     public synchronized void start() {
-        if (running || pollThread.isAlive()) {
+        if (closed) {
+            throw new IllegalStateException("consumer is closed; build a new IdemKafkaConsumer to consume again");
+        }
+        if (started) {
             throw new IllegalStateException("consumer already started");
         }
-        running = true;
+        started = true;
+        state = State.STARTING;
         pollThread.start();
     }
 
-    /** The error that stopped the poll loop, if one did. */
-    public Throwable failure() {
-        return crash;
-    }
-
-    /** Whether the poll loop is running. */
-    public boolean isRunning() {
-        return pollThread.isAlive();
-    }
-
-    private void pollLoop() {
-        boolean crashed = false;
-        try {
-            consumer.subscribe(topics, new Rebalance());
-            while (running) {
-                resumeDue();
-                ConsumerRecords<byte[], byte[]> polled = consumer.poll(MAX_POLL_WAIT);
-                if (polled.isEmpty()) {
-                    continue;
-                }
-                PollResult result = records.process(polled, () -> !running);
-                if (!result.commits().isEmpty()) {
-                    consumer.commitSync(result.commits());
-                }
-                result.redeliveries().forEach((partition, redelivery) -> {
-                    consumer.seek(partition, redelivery.offset());
-                    consumer.pause(List.of(partition));
-                    pausedUntil.put(partition, Instant.now().plus(redelivery.delay()));
-                });
-            }
-        } catch (WakeupException e) {
-            if (running) {
-                crash = e;
-                LOG.error("Kafka consumer for {} woken up unexpectedly; stopping", topics, e);
-            }
-        } catch (Error e) {
-            // Like a crashed process: no commit, no release; the claims expire and are taken over.
-            crashed = true;
-            crash = e;
-            LOG.error("Kafka consumer for {} stopped by an error; uncommitted records will be redelivered", topics, e);
-        } catch (RuntimeException e) {
-            crash = e;
-            LOG.error("Kafka consumer for {} failed; stopping", topics, e);
-        } finally {
-            running = false;
-            consumer.close(crashed ? Duration.ZERO : CLOSE_TIMEOUT);
-        }
-    }
-
-    private void resumeDue() {
-        if (pausedUntil.isEmpty()) {
-            return;
-        }
-        Instant now = Instant.now();
-        List<TopicPartition> due = new ArrayList<>();
-        pausedUntil.entrySet().removeIf(entry -> {
-            if (entry.getValue().isAfter(now)) {
-                return false;
-            }
-            due.add(entry.getKey());
-            return true;
-        });
-        due.retainAll(consumer.assignment());
-        if (!due.isEmpty()) {
-            consumer.resume(due);
-        }
-    }
-
-    /** Offsets are committed after every poll, so a revocation only forgets pause deadlines. */
-    private final class Rebalance implements ConsumerRebalanceListener {
-        @Override
-        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            partitions.forEach(pausedUntil::remove);
-        }
-
-        @Override
-        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-            LOG.info("assigned {}", partitions);
-        }
-
-        @Override
-        public void onPartitionsLost(Collection<TopicPartition> partitions) {
-            partitions.forEach(pausedUntil::remove);
-        }
+    /** Where the consumer is in its life: {@link State#RUNNING} when healthy. */
+    public State state() {
+        return state;
     }
 
     /**
-     * Stops after the records in progress: commits what finished, releases claims of records not
-     * started, closes the Kafka consumer and the dead-letter producer.
+     * The failure that stopped the consumer ({@link State#FAILED}), or else the latest one it
+     * survived (a failed commit, a record's escaped error, no group membership yet), or null.
+     */
+    public Throwable failure() {
+        return failure;
+    }
+
+    /** Whether the consumer is started and neither closed nor failed. */
+    public boolean isRunning() {
+        State now = state;
+        return now == State.STARTING || now == State.RUNNING;
+    }
+
+    /**
+     * Stops in order, each step bounded by the close timeout: stop taking records (partitions stop
+     * after their current record), let those finish (unstarted claims are released), commit what
+     * finished, close the Kafka consumer, then stop lease renewal and close the dead-letter producer.
+     * Records still running at the bound are logged, and renewal and the producer are closed only
+     * once they end.
      */
     @Override
     public void close() {
-        running = false;
-        consumer.wakeup();
+        boolean wasStarted;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            wasStarted = started;
+        }
+        if (!wasStarted) {
+            try {
+                consumer.close(CloseOptions.timeout(Duration.ZERO));
+            } finally {
+                release();
+                state = State.STOPPED;
+            }
+            return;
+        }
+        loop.stop();
         try {
-            pollThread.join(CLOSE_TIMEOUT.toMillis());
+            // The drain, then the Kafka consumer's own close, each bounded by the close timeout.
+            pollThread.join(closeTimeout.multipliedBy(2).plusSeconds(5).toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        if (pollThread.isAlive()) {
+            LOG.warn("Kafka consumer's poll thread is still closing after {}; it finishes in the background",
+                    closeTimeout.multipliedBy(2));
+        }
+    }
+
+    private void release() {
+        if (!released.compareAndSet(false, true)) {
+            return;
+        }
+        batches.shutdown();
         if (workers != null) {
             workers.shutdown();
-            try {
-                workers.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+        }
+        try {
+            composed.close();
+        } catch (RuntimeException e) {
+            LOG.warn("closing the processor or the dead-letter producer failed", e);
+        }
+    }
+
+    private final class Events implements PollLoop.Events {
+        @Override
+        public void joined() {
+            if (state == State.STARTING) {
+                state = State.RUNNING;
             }
         }
-        processor.close();
-        deadLetters.close();
+
+        @Override
+        public void failed(Throwable cause, boolean fatal) {
+            failure = cause;
+            if (fatal) {
+                state = State.FAILED;
+            }
+            try {
+                onFailure.accept(cause);
+            } catch (RuntimeException e) {
+                LOG.warn("the onFailure listener threw", e);
+            }
+        }
+
+        @Override
+        public void ended() {
+            if (state != State.FAILED) {
+                state = State.STOPPED;
+            }
+        }
     }
 
     /**
@@ -224,8 +257,14 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
         private final Map<String, Object> config;
         private final IdempotentProcessor.Builder<T> processor;
         private final List<String> topics = new ArrayList<>();
-        private KafkaDeadLetterPublisher deadLetters;
         private int concurrency = 1;
+        private UnaryOperator<DeadLetterPublisher> deadLetters = UnaryOperator.identity();
+        private Consumer<Throwable> onFailure = failure -> { };
+        private Clock clock = Clock.systemUTC();
+        // Long enough for a slow handler or a dead-letter publish to end; a shutdown hook should allow it.
+        private Duration closeTimeout = Duration.ofSeconds(30);
+        // Kafka's own default.api.timeout.ms: long enough for a broker restart, short enough to be noticed.
+        private Duration joinTimeout = Duration.ofSeconds(60);
 
         private Builder(Map<String, Object> config, IdempotentProcessor.Builder<T> processor) {
             this.config = new HashMap<>(Objects.requireNonNull(config, "config"));
@@ -245,11 +284,39 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
         }
 
         /**
-         * The dead-letter publisher. Default: {@code <topic>.DLT} on the same cluster, created when
-         * missing. The consumer closes it.
+         * Wraps the dead-letter publisher (the one set on the processor builder, or else Idem's
+         * {@code <topic>.DLT} publisher), e.g. to count or log dead letters. Default: as it is.
          */
-        public Builder<T> deadLetters(KafkaDeadLetterPublisher deadLetters) {
-            this.deadLetters = deadLetters;
+        public Builder<T> deadLetters(UnaryOperator<DeadLetterPublisher> decorator) {
+            this.deadLetters = decorator;
+            return this;
+        }
+
+        /**
+         * Told about every failure outside Idem's outcomes: one it survives (a failed commit, a
+         * record's escaped error, no group membership after the join timeout) or the one that stops
+         * the consumer ({@link #state()} is then {@link State#FAILED}). Called on Idem's threads; keep it quick.
+         */
+        public Builder<T> onFailure(Consumer<Throwable> onFailure) {
+            this.onFailure = onFailure;
+            return this;
+        }
+
+        /** The clock for backoff deadlines and the join timeout. Default: the UTC system clock. */
+        public Builder<T> clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** The bound on each step of {@link #close()}. Default 30 s. */
+        public Builder<T> closeTimeout(Duration closeTimeout) {
+            this.closeTimeout = closeTimeout;
+            return this;
+        }
+
+        /** How long the consumer may go without joining its group before it reports a failure. Default 60 s. */
+        public Builder<T> joinTimeout(Duration joinTimeout) {
+            this.joinTimeout = joinTimeout;
             return this;
         }
 
@@ -257,47 +324,36 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
          * @throws IllegalArgumentException naming the setting that is missing or wrong
          */
         public IdemKafkaConsumer<T> build() {
-            require(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG);
-            require(ConsumerConfig.GROUP_ID_CONFIG);
+            ConsumerSettings settings = ConsumerSettings.of(config);
             if (topics.isEmpty() || topics.stream().anyMatch(t -> t == null || t.isBlank())) {
                 throw new IllegalArgumentException("topics must name at least one topic but were " + topics);
             }
             if (concurrency < 1) {
                 throw new IllegalArgumentException("concurrency must be >= 1 but was " + concurrency);
             }
-            Object autoCommit = config.get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
-            if (autoCommit != null && Boolean.parseBoolean(autoCommit.toString())) {
-                throw new IllegalArgumentException("enable.auto.commit must be false but was " + autoCommit
-                        + ": Idem commits only offsets of finished records");
-            }
-            for (String deserializer : List.of(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
-                    ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG)) {
-                Object value = config.get(deserializer);
-                if (value != null && !value.toString().contains(ByteArrayDeserializer.class.getSimpleName())) {
-                    throw new IllegalArgumentException(deserializer + " must be unset or ByteArrayDeserializer but was "
-                            + value + ": Idem reads bytes and decodes them with the processor's codec");
-                }
-            }
-            Map<String, Object> consumerConfig = new HashMap<>(config);
-            consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-            consumerConfig.keySet().retainAll(ConsumerConfig.configNames());
-            consumerConfig.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
-            consumerConfig.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
-            long maxPollInterval = Long.parseLong(String.valueOf(config.getOrDefault(
-                    ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 300_000)));
+            positive("closeTimeout", closeTimeout);
+            positive("joinTimeout", joinTimeout);
+            required("deadLetters", deadLetters);
+            required("onFailure", onFailure);
+            required("clock", clock);
             Duration lease = processor.lease();
-            if (lease.toMillis() >= maxPollInterval) {
+            if (lease != null && lease.compareTo(settings.maxPollInterval()) >= 0) {
                 throw new IllegalArgumentException("lease (" + lease + ") must be shorter than max.poll.interval.ms ("
-                        + maxPollInterval + " ms): a consumer that misses its poll is replaced, and its claims "
-                        + "must expire before the new owner gives up on them");
+                        + settings.maxPollInterval().toMillis() + " ms): a consumer that misses its poll is replaced, "
+                        + "and its claims must expire before the new owner gives up on them");
             }
-            return new IdemKafkaConsumer<>(this, consumerConfig);
+            return new IdemKafkaConsumer<>(this, settings);
         }
 
-        private void require(String name) {
-            Object value = config.get(name);
-            if (value == null || value.toString().isBlank()) {
-                throw new IllegalArgumentException(name + " is required in the consumer settings");
+        private static void positive(String name, Duration value) {
+            if (value == null || value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException(name + " must be > 0 but was " + value);
+            }
+        }
+
+        private static void required(String name, Object value) {
+            if (value == null) {
+                throw new IllegalArgumentException(name + " is required but was not set");
             }
         }
     }

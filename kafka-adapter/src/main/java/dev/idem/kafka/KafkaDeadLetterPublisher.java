@@ -16,18 +16,22 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Publishes dead letters to Kafka, {@code <topic>.DLT} by default: the original key and value, the
- * original headers, and Idem's {@code idem-} headers (DESIGN §4). {@link #publish} returns only
+ * Publishes dead letters to Kafka, {@code <topic>.DLT} by default: the original record's key, value
+ * (a tombstone stays a tombstone) and headers copied byte for byte from the {@code ConsumerRecord}
+ * (repeated headers and null values kept, earlier {@code idem-} headers dropped), then Idem's
+ * {@code idem-} headers. {@link #publish} returns only
  * once the broker acknowledged the record ({@code acks=all}, idempotent producer). A missing
  * dead-letter topic is created with the source topic's partition count, unless creation is
  * disabled. Thread-safe.
@@ -74,10 +78,47 @@ public final class KafkaDeadLetterPublisher implements DeadLetterPublisher, Auto
         // Same partition as the original where the dead-letter topic has it, so order per key survives.
         Integer partition = deadLetter.envelope().partition() >= 0 && deadLetter.envelope().partition() < partitions
                 ? deadLetter.envelope().partition() : null;
+        ProducerRecord<byte[], byte[]> record = deadLetter.envelope().source(ConsumerRecord.class)
+                .map(original -> copyOf(original, topic, partition))
+                .orElseGet(() -> fromEnvelope(deadLetter, topic, partition));
+        // Idem's headers last, once: earlier idem- headers were left out of the copy above.
+        deadLetter.idemHeaders().forEach((name, value) -> record.headers().add(name, value.getBytes(StandardCharsets.UTF_8)));
+        producer.send(record).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * The original record as it was: key, value (a tombstone stays null) and every header byte for
+     * byte, repeated ones and null values included, except earlier {@code idem-} headers.
+     */
+    private static ProducerRecord<byte[], byte[]> copyOf(ConsumerRecord<?, ?> source, String topic, Integer partition) {
+        ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, bytes(source.key(), "key"),
+                bytes(source.value(), "value"));
+        for (Header header : source.headers()) {
+            if (!DeadLetter.isIdemHeader(header.key())) {
+                record.headers().add(header.key(), header.value());
+            }
+        }
+        return record;
+    }
+
+    private static byte[] bytes(Object part, String name) {
+        if (part == null || part instanceof byte[]) {
+            return (byte[]) part;
+        }
+        throw new IllegalStateException("record " + name + " must be bytes (ByteArrayDeserializer) but was a "
+                + part.getClass().getName());
+    }
+
+    /** A message that did not come from a Kafka consumer (a hand-made envelope): its text headers. */
+    private static ProducerRecord<byte[], byte[]> fromEnvelope(DeadLetter deadLetter, String topic, Integer partition) {
         ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition,
                 deadLetter.envelope().messageKey(), deadLetter.envelope().body());
-        deadLetter.headers().forEach((name, value) -> record.headers().add(name, value.getBytes(StandardCharsets.UTF_8)));
-        producer.send(record).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        deadLetter.headers().forEach((name, value) -> {
+            if (!DeadLetter.isIdemHeader(name)) {
+                record.headers().add(name, value.getBytes(StandardCharsets.UTF_8));
+            }
+        });
+        return record;
     }
 
     private int partitions(String topic, String source) throws Exception {

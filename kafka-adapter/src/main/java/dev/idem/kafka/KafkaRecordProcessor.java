@@ -1,62 +1,86 @@
 package dev.idem.kafka;
 
-import dev.idem.core.Batch;
-import dev.idem.core.Envelope;
 import dev.idem.core.IdempotentProcessor;
-import dev.idem.core.Outcome;
-import dev.idem.kafka.internal.KafkaEnvelopes;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
+import dev.idem.core.spi.DeadLetterPublisher;
+import dev.idem.kafka.internal.ConsumerSettings;
+import dev.idem.kafka.internal.KafkaProcessors;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.function.BooleanSupplier;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
+import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.TopicPartition;
 
 /**
- * Runs one poll's records through Idem, for poll loops you write yourself (the
- * {@link IdemKafkaConsumer} uses it too). All keys are claimed in one round trip; each partition is
- * processed in offset order, and stops at the first record that must be redelivered, so partition
- * order holds; the {@link PollResult} says what to commit and where to seek back.
+ * Runs one poll's records through Idem, for poll loops you write yourself. All keys are claimed in
+ * one round trip; each partition is processed in offset order, and stops at the first record that
+ * must be redelivered, so partition order holds; the {@link PollResult} says what to commit and
+ * where to seek back. Your consumer must read bytes ({@code ByteArrayDeserializer} for keys and
+ * values) with {@code enable.auto.commit=false}.
  *
  * <pre>{@code
+ * KafkaRecordProcessor<Order> idem = KafkaRecordProcessor.builder(consumerSettings, processorBuilder).build();
  * PollResult result = idem.process(consumer.poll(timeout));
  * consumer.commitSync(result.commits());
  * result.redeliveries().forEach((partition, r) -> {
  *     consumer.seek(partition, r.offset());
  *     consumer.pause(List.of(partition));   // resume after r.delay()
  * });
+ * ...
+ * consumer.close();
+ * idem.close();                             // after the consumer: lease renewal, then the dead-letter producer
  * }</pre>
  *
- * <p>Thread-safe. Partitions run in parallel on the given executor, one task per partition.
+ * <p>Thread-safe. Partitions run in parallel on the builder's executor, one task per partition.
+ * Processing a poll takes as long as its handlers: keep {@code max.poll.records} times your slowest
+ * handler below {@code max.poll.interval.ms}, or use {@link IdemKafkaConsumer}, which polls while
+ * records run.
  *
  * @param <T> payload type
  */
-public final class KafkaRecordProcessor<T> {
+public final class KafkaRecordProcessor<T> implements AutoCloseable {
 
+    private final KafkaProcessors.Composed<T> composed;
     private final IdempotentProcessor<T> processor;
     private final Executor executor;
 
-    private KafkaRecordProcessor(IdempotentProcessor<T> processor, Executor executor) {
+    private KafkaRecordProcessor(KafkaProcessors.Composed<T> composed, IdempotentProcessor<T> processor,
+                                 Executor executor) {
+        this.composed = composed;
         this.processor = Objects.requireNonNull(processor, "processor");
         this.executor = Objects.requireNonNull(executor, "executor");
     }
 
-    /** Processes partitions one after another on the calling thread. */
-    public static <T> KafkaRecordProcessor<T> of(IdempotentProcessor<T> processor) {
-        return new KafkaRecordProcessor<>(processor, Runnable::run);
+    /**
+     * A builder over your consumer's settings (at least {@code bootstrap.servers} and
+     * {@code group.id}) and a processor builder: the processor's group is taken from
+     * {@code group.id} and its dead letters go to {@code <topic>.DLT} unless you set your own.
+     */
+    public static <T> Builder<T> builder(Map<String, Object> config, IdempotentProcessor.Builder<T> processor) {
+        return new Builder<>(config, processor);
     }
 
-    /** Processes partitions in parallel on {@code executor}, one task per partition. */
-    public static <T> KafkaRecordProcessor<T> of(IdempotentProcessor<T> processor, Executor executor) {
-        return new KafkaRecordProcessor<>(processor, executor);
+    /**
+     * Wraps a processor you built and close yourself, with its group and dead letters as you set them.
+     *
+     * @deprecated use {@link #builder}: it takes the group from {@code group.id} and provides the
+     *             Kafka dead-letter publisher, as {@link IdemKafkaConsumer} does
+     */
+    @Deprecated
+    public static <T> KafkaRecordProcessor<T> of(IdempotentProcessor<T> processor) {
+        return new KafkaRecordProcessor<>(null, processor, Runnable::run);
+    }
+
+    /**
+     * Like {@link #of(IdempotentProcessor)}, partitions in parallel on {@code executor}.
+     *
+     * @deprecated use {@link #builder} with {@link Builder#executor}
+     */
+    @Deprecated
+    public static <T> KafkaRecordProcessor<T> of(IdempotentProcessor<T> processor,
+                                                 Executor executor) {
+        return new KafkaRecordProcessor<>(null, processor, executor);
     }
 
     /** Processes every record of the poll. */
@@ -65,66 +89,76 @@ public final class KafkaRecordProcessor<T> {
     }
 
     /**
-     * Processes the poll's records, stopping each partition early (after its current record) once
-     * {@code stop} answers true; stopped records are released unprocessed and not committed.
+     * Processes the poll's records, stopping each partition before its next record once
+     * {@code stop} answers true; stopped records are released unprocessed and not committed. A
+     * throwable that escapes Idem's processing for one record (a handler's {@link StackOverflowError},
+     * say) is that record's failure: its partition is redelivered from it after the lease.
      *
-     * @throws Error whatever a handler threw that is not an {@link Exception}: the batch is then
-     *               abandoned as a crashed process would leave it
+     * @throws Error a JVM error (out of memory, say): the batch is then abandoned as a crashed
+     *               process would leave it
      */
     public PollResult process(ConsumerRecords<byte[], byte[]> records, BooleanSupplier stop) {
-        List<TopicPartition> partitions = new ArrayList<>(records.partitions());
-        List<Envelope> envelopes = new ArrayList<>(records.count());
-        List<int[]> ranges = new ArrayList<>(partitions.size());
-        for (TopicPartition partition : partitions) {
-            int from = envelopes.size();
-            records.records(partition).forEach(r -> envelopes.add(KafkaEnvelopes.of(r)));
-            ranges.add(new int[] {from, envelopes.size()});
-        }
-        Map<TopicPartition, OffsetAndMetadata> commits = new ConcurrentHashMap<>();
-        Map<TopicPartition, Redelivery> redeliveries = new ConcurrentHashMap<>();
-        List<Outcome> outcomes = Collections.synchronizedList(new ArrayList<>(envelopes.size()));
-        Batch<T> batch = processor.open(envelopes);
-        try {
-            List<CompletableFuture<Void>> tasks = new ArrayList<>(partitions.size());
-            for (int p = 0; p < partitions.size(); p++) {
-                TopicPartition partition = partitions.get(p);
-                List<ConsumerRecord<byte[], byte[]>> partitionRecords = records.records(partition);
-                int from = ranges.get(p)[0];
-                tasks.add(CompletableFuture.runAsync(() -> processPartition(batch, partition, partitionRecords, from,
-                        stop, commits, redeliveries, outcomes), executor));
-            }
-            CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new)).join();
-        } catch (CompletionException e) {
-            if (e.getCause() instanceof Error crash) {
-                batch.abandon();
-                throw crash;
-            }
-            batch.close();
-            throw e;
-        } catch (Error crash) {
-            batch.abandon();
-            throw crash;
-        }
-        batch.close();
-        return new PollResult(commits, redeliveries, outcomes);
+        PollJob<T> job = new PollJob<>(processor, records, executor, stop, failure -> { });
+        job.run();
+        return job.result();
     }
 
-    private static <T> void processPartition(Batch<T> batch, TopicPartition partition,
-                                             List<ConsumerRecord<byte[], byte[]>> records, int from,
-                                             BooleanSupplier stop, Map<TopicPartition, OffsetAndMetadata> commits,
-                                             Map<TopicPartition, Redelivery> redeliveries, List<Outcome> outcomes) {
-        for (int i = 0; i < records.size(); i++) {
-            ConsumerRecord<byte[], byte[]> record = records.get(i);
-            Outcome outcome = batch.process(from + i);
-            outcomes.add(outcome);
-            if (!outcome.disposition().acknowledges()) {
-                redeliveries.put(partition, new Redelivery(record.offset(), outcome.disposition().delay()));
-                return;
+    /**
+     * Stops lease renewal and closes the dead-letter producer this processor created; call it after
+     * your consumer's last commit. A processor wrapped with {@code of} is left to you.
+     */
+    @Override
+    public void close() {
+        if (composed != null) {
+            composed.close();
+        }
+    }
+
+    /**
+     * Builds a {@link KafkaRecordProcessor}; {@link #build()} validates and fails naming the
+     * setting. Not thread-safe.
+     *
+     * @param <T> payload type
+     */
+    public static final class Builder<T> {
+
+        private final Map<String, Object> config;
+        private final IdempotentProcessor.Builder<T> processor;
+        private Executor executor = Runnable::run;
+        private UnaryOperator<DeadLetterPublisher> deadLetters = UnaryOperator.identity();
+
+        private Builder(Map<String, Object> config, IdempotentProcessor.Builder<T> processor) {
+            this.config = new HashMap<>(Objects.requireNonNull(config, "config"));
+            this.processor = Objects.requireNonNull(processor, "processor");
+        }
+
+        /** Where partitions run, one task each. Default: one after another on the calling thread. */
+        public Builder<T> executor(Executor executor) {
+            this.executor = executor;
+            return this;
+        }
+
+        /**
+         * Wraps the dead-letter publisher (the one set on the processor builder, or else Idem's
+         * {@code <topic>.DLT} publisher), e.g. to count or log dead letters. Default: as it is.
+         */
+        public Builder<T> deadLetters(UnaryOperator<DeadLetterPublisher> decorator) {
+            this.deadLetters = decorator;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the setting that is missing, unknown or wrong */
+        public KafkaRecordProcessor<T> build() {
+            ConsumerSettings settings = ConsumerSettings.of(config);
+            if (executor == null) {
+                throw new IllegalArgumentException("executor is required but was not set");
             }
-            commits.put(partition, new OffsetAndMetadata(record.offset() + 1));
-            if (stop.getAsBoolean()) {
-                return;
+            if (deadLetters == null) {
+                throw new IllegalArgumentException("deadLetters decorator is required but was not set");
             }
+            KafkaProcessors.Composed<T> composed = KafkaProcessors.compose(config, settings.group(), processor,
+                    deadLetters);
+            return new KafkaRecordProcessor<>(composed, composed.processor(), executor);
         }
     }
 }

@@ -47,8 +47,11 @@ class IdemKafkaConsumerIT {
         redisson.shutdown();
     }
 
-    /** Thrown by a handler to stand for the process dying in it. */
-    static final class Crash extends Error {
+    /**
+     * Thrown by a handler to stand for the process dying in it: a JVM error, the kind the consumer
+     * stops on (other errors are the record's failure).
+     */
+    static final class Crash extends VirtualMachineError {
         private static final long serialVersionUID = 1L;
     }
 

@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.IdempotentProcessor;
@@ -7,9 +8,12 @@ import dev.idem.core.memory.InMemoryClaimStore;
 import dev.idem.core.DedupCheck;
 import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.UUID;
+import javax.management.ObjectName;
 import org.junit.jupiter.api.Test;
 
 /** Wrong settings fail at build time, naming the setting, before anything connects. */
@@ -68,5 +72,86 @@ class IdemKafkaConsumerSettingsTest {
 
         assertThatThrownBy(() -> IdemKafkaConsumer.builder(config, processor()).topics("orders").build())
                 .hasMessageStartingWith("value.deserializer must be unset or ByteArrayDeserializer");
+    }
+
+    @Test
+    void givenAMisspelledSettingWhenBuildingThenItIsRefusedNamingItAndTheLikelyOne() {
+        Map<String, Object> config = config();
+        config.put("max.poll.record", 10);
+
+        assertThatThrownBy(() -> IdemKafkaConsumer.builder(config, processor()).topics("orders").build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("unknown Kafka setting(s) max.poll.record (did you mean max.poll.records?)");
+    }
+
+    @Test
+    void givenANonNumericMaxPollIntervalWhenBuildingThenTheErrorNamesTheSettingAndValue() {
+        Map<String, Object> config = config();
+        config.put("max.poll.interval.ms", "abc");
+
+        assertThatThrownBy(() -> IdemKafkaConsumer.builder(config, processor()).topics("orders").build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("max.poll.interval.ms").hasMessageContaining("abc");
+    }
+
+    @Test
+    void givenAProcessorGroupOtherThanGroupIdWhenBuildingThenItIsRefusedNamingBoth() {
+        assertThatThrownBy(() -> IdemKafkaConsumer.builder(config(), processor().group("billing"))
+                .topics("orders").build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("the processor's group 'billing' differs from group.id 'inventory'");
+    }
+
+    @Test
+    void givenAConsumerNeverStartedWhenClosedThenItsKafkaConsumerIsClosed() throws Exception {
+        String client = "idem-unstarted-" + UUID.randomUUID();
+        Map<String, Object> config = config();
+        config.put("client.id", client);
+        IdemKafkaConsumer<String> consumer = IdemKafkaConsumer.builder(config, processor()).topics("orders").build();
+        assertThat(registered("kafka.consumer", client)).isTrue();
+
+        consumer.close();
+
+        assertThat(registered("kafka.consumer", client)).as("Kafka consumer still open").isFalse();
+        assertThat(registered("kafka.producer", client)).as("dead-letter producer still open").isFalse();
+    }
+
+    @Test
+    void givenAKafkaConsumerThatCannotBeConstructedWhenBuildingThenTheDeadLetterProducerIsClosedToo() throws Exception {
+        String client = "idem-failing-" + UUID.randomUUID();
+        Map<String, Object> config = config();
+        config.put("client.id", client);
+        // Parsed fine, refused by the KafkaConsumer constructor: not a partition assignor.
+        config.put("partition.assignment.strategy", String.class.getName());
+
+        assertThatThrownBy(() -> IdemKafkaConsumer.builder(config, processor()).topics("orders").build())
+                .hasMessageContaining("kafka consumer");
+        assertThat(registered("kafka.producer", client)).as("dead-letter producer leaked").isFalse();
+        assertThat(registered("kafka.admin.client", client)).as("dead-letter admin client leaked").isFalse();
+    }
+
+    @Test
+    void givenAConsumerInterceptorWhenBuildingThenTheDeadLetterProducerDoesNotTryToUseIt() {
+        Map<String, Object> config = config();
+        config.put("interceptor.classes", NoOpConsumerInterceptor.class.getName());
+
+        IdemKafkaConsumer.builder(config, processor()).topics("orders").build().close();
+    }
+
+    @Test
+    void givenAClosedConsumerWhenStartedAgainThenTheErrorSaysItIsClosed() {
+        IdemKafkaConsumer<String> consumer = IdemKafkaConsumer.builder(config(), processor()).topics("orders").build();
+        consumer.start();
+        consumer.close();
+
+        assertThatThrownBy(consumer::start).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+    }
+
+    private static boolean registered(String domain, String clientId) throws Exception {
+        return !ManagementFactory.getPlatformMBeanServer()
+                .queryNames(new ObjectName(domain + ":type=app-info,id=" + ObjectName.quote(clientId)), null).isEmpty()
+                || !ManagementFactory.getPlatformMBeanServer()
+                .queryNames(new ObjectName(domain + ":type=app-info,id=" + clientId), null).isEmpty();
     }
 }

@@ -4,7 +4,6 @@ import dev.idem.redis.Guards;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.idem.core.IdempotentProcessor;
 import dev.idem.kafka.KafkaScenario.Order;
 import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.KafkaBroker;
@@ -29,17 +28,15 @@ class KafkaRecordProcessorIT {
     void aHandWrittenPollLoopAppliesEachOrderOnce(KafkaBroker kafka, RedisEndpoint redis, PostgresDatabase postgres,
                                                   TestNames names) throws Exception {
         RedissonClient redisson = TestRedisson.connect(redis);
-        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 3, Guards.ON);
-             KafkaDeadLetterPublisher deadLetters = KafkaDeadLetterPublisher.builder(
-                     Map.of("bootstrap.servers", kafka.bootstrapServers())).build()) {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 3, Guards.ON)) {
             scenario.produce(300, 2);
-            IdempotentProcessor<Order> processor = scenario.processorBuilder().group(scenario.group)
-                    .deadLetters(deadLetters).build();
-            KafkaRecordProcessor<Order> idem = KafkaRecordProcessor.of(processor);
             Map<String, Object> consumerConfig = scenario.consumerConfig();
             consumerConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
 
-            try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig,
+            // Closed in reverse order: the consumer's last commit first, then Idem's renewal and producer.
+            try (KafkaRecordProcessor<Order> idem = KafkaRecordProcessor.builder(consumerConfig,
+                    scenario.processorBuilder()).build();
+                 KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerConfig,
                     new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
                 consumer.subscribe(List.of(scenario.topic));
                 await().atMost(Duration.ofSeconds(60)).pollInSameThread().pollDelay(Duration.ZERO).until(() -> {
@@ -48,8 +45,6 @@ class KafkaRecordProcessorIT {
                     result.redeliveries().forEach((partition, r) -> consumer.seek(partition, r.offset()));
                     return scenario.effects() == 300 && result.outcomes().isEmpty();
                 });
-            } finally {
-                processor.close();
             }
             scenario.awaitDrained(Duration.ofSeconds(30));
             assertThat(scenario.effects()).isEqualTo(300);

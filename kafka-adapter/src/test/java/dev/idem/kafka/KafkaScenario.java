@@ -77,7 +77,8 @@ final class KafkaScenario implements AutoCloseable {
     private final List<IdemKafkaConsumer<Order>> consumers = new ArrayList<>();
     private volatile Behaviour behaviour = (order, invocation) -> { };
     private volatile int maxDelayMillis;
-    private volatile Duration backoff = Duration.ofMillis(100);
+    private volatile Backoff backoff = Backoff.fixed(Duration.ofMillis(100));
+    private volatile PayloadCodec<Order> codec = PayloadCodec.json(Order.class);
     private volatile Duration lease = Duration.ofSeconds(30);
     private volatile KeySource<Order> keys = KeySource.payload(Order::id);
 
@@ -108,7 +109,17 @@ final class KafkaScenario implements AutoCloseable {
     }
 
     KafkaScenario backoff(Duration backoff) {
+        this.backoff = Backoff.fixed(backoff);
+        return this;
+    }
+
+    KafkaScenario backoff(Backoff backoff) {
         this.backoff = backoff;
+        return this;
+    }
+
+    KafkaScenario codec(PayloadCodec<Order> codec) {
+        this.codec = codec;
         return this;
     }
 
@@ -136,10 +147,10 @@ final class KafkaScenario implements AutoCloseable {
         return IdempotentProcessor.builder(handler)
                 .claims(guards.claims(redisson, names.keyPrefix()))
                 .dedupCheck(guards.dedupCheck(ledger))
-                .codec(PayloadCodec.json(Order.class))
+                .codec(codec)
                 .keys(keys)
                 .compensation(compensated::add)
-                .backoff(Backoff.fixed(backoff))
+                .backoff(backoff)
                 .lease(lease)
                 .meterRegistry(new SimpleMeterRegistry());
     }
@@ -166,13 +177,49 @@ final class KafkaScenario implements AutoCloseable {
     }
 
     IdemKafkaConsumer<Order> startConsumer(int concurrency, Map<String, Object> extra) {
+        return start(consumerBuilder(concurrency, extra, processorBuilder()));
+    }
+
+    /** A consumer builder on this scenario's topic and group, for tests that set more. */
+    IdemKafkaConsumer.Builder<Order> consumerBuilder(int concurrency, Map<String, Object> extra,
+                                                     IdempotentProcessor.Builder<Order> processor) {
         Map<String, Object> config = consumerConfig();
         config.putAll(extra);
-        IdemKafkaConsumer<Order> consumer = IdemKafkaConsumer.builder(config, processorBuilder())
-                .topics(topic).concurrency(concurrency).build();
+        return IdemKafkaConsumer.builder(config, processor).topics(topic).concurrency(concurrency);
+    }
+
+    /** Builds, starts and remembers the consumer, so the scenario closes it. */
+    IdemKafkaConsumer<Order> start(IdemKafkaConsumer.Builder<Order> builder) {
+        IdemKafkaConsumer<Order> consumer = builder.build();
         consumers.add(consumer);
         consumer.start();
         return consumer;
+    }
+
+    /** Sends records as they are (headers, null values), with one request in flight. */
+    void produceRecords(List<ProducerRecord<byte[], byte[]>> records) {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false,
+                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1), new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            records.forEach(producer::send);
+            producer.flush();
+        }
+    }
+
+    /** The group's committed offset of a partition, or -1 when none. */
+    long committed(int partition) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+            OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get()
+                    .get(new TopicPartition(topic, partition));
+            return offset == null ? -1 : offset.offset();
+        }
+    }
+
+    /** How often the handler ran for an order. */
+    int calls(String orderId) {
+        return invocations.getOrDefault(orderId, List.of()).size();
     }
 
     /** Sends every order {@code copies} times (as a retrying producer would), keyed by order id. */
