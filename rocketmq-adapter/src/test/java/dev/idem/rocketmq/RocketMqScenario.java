@@ -3,6 +3,7 @@ package dev.idem.rocketmq;
 import static org.awaitility.Awaitility.await;
 
 import dev.idem.core.DeadLetter;
+import dev.idem.core.DedupCheck;
 import dev.idem.core.DeliveryHandler;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.redis.Guards;
@@ -141,18 +142,17 @@ final class RocketMqScenario implements AutoCloseable {
         return consumer;
     }
 
-    /** An existing, plain listener wrapped by Idem in one line. */
-    DefaultMQPushConsumer startWrapped(MessageListenerConcurrently existing) throws Exception {
+    /** An existing, plain listener wrapped by Idem in one line, guarded by {@code check}. */
+    DefaultMQPushConsumer startWrapped(MessageListenerConcurrently existing, DedupCheck<Object> check) throws Exception {
         DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
         consumer.setNamesrvAddr(rocketMq.nameServerAddress());
         consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.setMaxReconsumeTimes(5 + 32);
         consumer.subscribe(topic, "*");
-        JdbcEffectLedger ledger = ledger();
-        IdemRocketMq.Idem idem = IdemRocketMq.wrap(consumer, existing, settings -> settings
+        IdemRocketMq.Idem idem = IdemRocketMq.wrapConcurrently(consumer, existing, processor -> processor
                 .claims(RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build())
-                .dedupCheck(ledger).keys(KeySource.messageKey()).meterRegistry(new SimpleMeterRegistry()));
+                .dedupCheck(check).keys(KeySource.messageKey()).meterRegistry(new SimpleMeterRegistry()));
         closeables.add(idem);
-        closeables.add(consumer::shutdown);
         consumer.start();
         return consumer;
     }
