@@ -32,7 +32,11 @@ import java.util.function.Consumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.common.MixAll;
+import org.apache.rocketmq.remoting.protocol.admin.TopicStatsTable;
+import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
@@ -205,6 +209,29 @@ final class RocketMqScenario implements AutoCloseable {
 
     static byte[] json(Order order) {
         return ("{\"id\":\"" + order.id() + "\",\"quantity\":" + order.quantity() + "}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Messages RocketMQ itself moved to {@code %DLQ%<group>} (after maxReconsumeTimes), counted on the
+     * broker; zero when the broker never created that topic.
+     */
+    long brokerDeadLetters() throws Exception {
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(rocketMq.nameServerAddress());
+        admin.setInstanceName("dlq-count-" + System.nanoTime());
+        admin.start();
+        try {
+            TopicStatsTable stats = admin.examineTopicStats(MixAll.DLQ_GROUP_TOPIC_PREFIX + group);
+            return stats.getOffsetTable().values().stream()
+                    .mapToLong(offsets -> offsets.getMaxOffset() - offsets.getMinOffset()).sum();
+        } catch (MQClientException e) {
+            if (String.valueOf(e.getMessage()).contains("route")) {
+                return 0;
+            }
+            throw e;
+        } finally {
+            admin.shutdown();
+        }
     }
 
     int effects() throws Exception {

@@ -24,6 +24,7 @@ public final class ClientSettings {
      * The RPC hook (ACL credentials) the consumer was constructed with, or null. Neither the 4.9 nor
      * the 5.x client has a getter for it; both keep it in {@code DefaultMQPushConsumerImpl.rpcHook}.
      */
+    @SuppressWarnings("deprecation")
     public static RPCHook rpcHook(DefaultMQPushConsumer consumer) {
         Object impl = consumer.getDefaultMQPushConsumerImpl();
         try {

@@ -31,6 +31,8 @@ public final class OrderedShutdown {
     }
 
     /** Runs steps 1 to 3 and logs what was left. */
+    // The process queues are reachable only through the client's deprecated implementation accessor.
+    @SuppressWarnings("deprecation")
     public static void stop(DefaultMQPushConsumer consumer, ListenerGate gate, Duration grace) {
         String group = consumer.getConsumerGroup();
         consumer.suspend();
