@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.remoting.RPCHook;
@@ -49,7 +50,9 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
 
     private IdemRocketMqConsumer(Builder<T> b) {
         this.closeGrace = b.closeGrace;
-        consumer = b.rpcHook == null ? new DefaultMQPushConsumer(b.group) : new DefaultMQPushConsumer(b.group, b.rpcHook);
+        // (group, hook, strategy): the constructor with a hook that both the 4.9 and 5.x clients have.
+        consumer = b.rpcHook == null ? new DefaultMQPushConsumer(b.group)
+                : new DefaultMQPushConsumer(b.group, b.rpcHook, new AllocateMessageQueueAveragely());
         consumer.setNamesrvAddr(b.nameServerAddress);
         b.client.accept(consumer);
         consumer.setConsumeFromWhere(b.consumeFrom);
