@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.rocketmq.common.message.Message;
@@ -61,32 +62,45 @@ class IdemRocketMqResilienceIT {
     @Test
     void givenMessagesProducedDuringASixtySecondRedisOutageWhenRedisComesBackThenEachIsAppliedOnceByItsHandler(
             RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
+        outage(rocketMq, postgres, names, OUTAGE, 50, c -> c.batchSize(4));
+    }
+
+    @Test
+    void givenAnOrderlyConsumerAndMessagesProducedDuringARedisOutageWhenRedisComesBackThenEachIsAppliedOnce(
+            RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
+        // Twenty seconds: the old orderly listener's suspensions raised reconsumeTimes past 5 by then.
+        outage(rocketMq, postgres, names, Duration.ofSeconds(20), 20, c -> c.orderly(true));
+    }
+
+    private void outage(RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names, Duration outage,
+                        int during, Consumer<IdemRocketMqConsumer.Builder<Order>> settings) throws Exception {
+        int total = 10 + during;
         try (OwnRedisServer server = OwnRedisServer.start()) {
             RedissonClient outageRedisson = server.client();
             try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, outageRedisson, postgres, names, 4,
                     Guards.ON)) {
                 // Given a consumer that applied ten orders
-                scenario.startConsumer(c -> c.batchSize(4));
+                scenario.startConsumer(settings);
                 scenario.send(orders(scenario, 0, 10));
                 await().atMost(TIMEOUT).until(() -> scenario.effects() == 10);
 
-                // When Redis stops, fifty orders arrive, and Redis comes back (empty) after sixty seconds
+                // When Redis stops, more orders arrive, and Redis comes back (empty) after the outage
                 server.down();
-                scenario.send(orders(scenario, 10, 60));
-                pass(OUTAGE);
+                scenario.send(orders(scenario, 10, total));
+                pass(outage);
                 int callsDuringOutage = scenario.calls() - 10;
                 server.up();
-                await().atMost(TIMEOUT).until(() -> scenario.effects() >= 60);
+                await().atMost(TIMEOUT).until(() -> scenario.effects() >= total);
                 scenario.awaitQuiet(QUIET, TIMEOUT);
 
                 // Then every order was applied once, by its handler, and nothing was dead-lettered anywhere
                 int maxBrokerAttempt = scenario.invocations.values().stream().flatMap(List::stream)
                         .mapToInt(Integer::intValue).max().orElse(0);
-                LOG.info("Redis outage of {}: 50 orders produced during it, {} handler calls during it,"
-                        + " highest broker attempt after it {}", OUTAGE, callsDuringOutage, maxBrokerAttempt);
+                LOG.info("Redis outage of {}: {} orders produced during it, {} handler calls during it,"
+                        + " highest broker attempt after it {}", outage, during, callsDuringOutage, maxBrokerAttempt);
                 assertThat(callsDuringOutage).isZero();
-                assertThat(scenario.effects()).isEqualTo(60);
-                for (int i = 10; i < 60; i++) {
+                assertThat(scenario.effects()).isEqualTo(total);
+                for (int i = 10; i < total; i++) {
                     assertThat(scenario.invocations.get(scenario.orderId(i))).as("handler calls of order %d", i)
                             .hasSize(1);
                 }
