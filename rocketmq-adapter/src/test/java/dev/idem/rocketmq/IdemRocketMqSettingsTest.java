@@ -6,16 +6,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idem.core.DedupCheck;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.KeySource;
+import dev.idem.core.PayloadCodec;
+import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.memory.InMemoryClaimStore;
 import dev.idem.rocketmq.internal.ConsumerRules;
 import dev.idem.rocketmq.internal.InstanceNames;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.remoting.protocol.heartbeat.MessageModel;
 import org.junit.jupiter.api.Test;
@@ -80,6 +85,49 @@ class IdemRocketMqSettingsTest {
         assertThatThrownBy(() -> IdemRocketMq.wrapConcurrently(consumer(37), LISTENER, guarded(ledger)))
                 .hasMessageStartingWith("dedupCheck must not be a JdbcEffectLedger for a wrapped listener")
                 .hasMessageContaining("IdemRocketMqConsumer with a handler made by ledger.transactional(...)");
+    }
+
+    @Test
+    void givenLambdaListenersWhenWrappedThenBothEntryPointsCompileAndRegisterIdemInFront() {
+        DefaultMQPushConsumer concurrent = consumer(37);
+        DefaultMQPushConsumer orderly = consumer(-1);
+
+        try (IdemRocketMq.Idem first = IdemRocketMq.wrapConcurrently(concurrent,
+                     (messages, context) -> ConsumeConcurrentlyStatus.CONSUME_SUCCESS, guarded(d -> false));
+             IdemRocketMq.Idem second = IdemRocketMq.wrapOrderly(orderly,
+                     (messages, context) -> ConsumeOrderlyStatus.SUCCESS, guarded(d -> false))) {
+            assertThat(concurrent.getMessageListener()).isInstanceOf(IdemConcurrentlyListener.class);
+            assertThat(orderly.getMessageListener()).isInstanceOf(IdemOrderlyListener.class);
+        }
+    }
+
+    @Test
+    void givenAProcessorGroupDifferentFromTheConsumersWhenTheConsumerIsBuiltThenItIsRefusedNotOverwritten() {
+        IdempotentProcessor.Builder<byte[]> processor = IdempotentProcessor.<byte[]>builder(delivery -> { })
+                .group("billing");
+        guarded(d -> false).accept(processor);
+
+        assertThatThrownBy(() -> IdemRocketMqConsumer.builder("127.0.0.1:1", "inventory", processor)
+                .subscribe("orders", "*").build())
+                .hasMessageStartingWith("the processor's group ('billing') must be the consumer's group ('inventory')");
+    }
+
+    @Test
+    void givenADeadLetterDecoratorWhenTheConsumerIsBuiltThenItWrapsIdemsRocketMqPublisher() {
+        IdempotentProcessor.Builder<byte[]> processor = IdempotentProcessor.<byte[]>builder(delivery -> { })
+                .codec(PayloadCodec.bytes());
+        guarded(d -> false).accept(processor);
+        List<DeadLetterPublisher> decorated = new ArrayList<>();
+
+        IdemRocketMqConsumer<byte[]> consumer = IdemRocketMqConsumer.builder("127.0.0.1:1", "inventory", processor)
+                .subscribe("orders", "*").deadLetterDecorator(publisher -> {
+                    decorated.add(publisher);
+                    return publisher;
+                }).build();
+        consumer.close();
+
+        assertThat(decorated).singleElement().isInstanceOf(RocketMqDeadLetterPublisher.class);
+        assertThat(processor.group()).isEqualTo("inventory");
     }
 
     @Test

@@ -73,16 +73,6 @@ public final class ListenerGate {
         }
     }
 
-    /** Whether {@link #close()} was called. */
-    public boolean closing() {
-        lock.lock();
-        try {
-            return closing;
-        } finally {
-            lock.unlock();
-        }
-    }
-
     /**
      * Waits up to {@code grace} for the running calls to finish.
      *
