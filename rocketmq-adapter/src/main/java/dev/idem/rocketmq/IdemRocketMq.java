@@ -38,7 +38,9 @@ import org.apache.rocketmq.common.message.MessageQueue;
  * check found no earlier effect; returning "reconsume later" or throwing counts as a failure. The
  * consumer's group names the keys (a different group set on the processor is refused); dead
  * letters go to {@code <topic>_DLQ} through a producer configured like the consumer, unless the
- * processor has a dead-letter publisher of its own. The dedup check must read what your listener
+ * processor has a dead-letter publisher of its own (to decorate it, set your own, e.g. a wrapped
+ * {@link RocketMqDeadLetterPublisher#start(DefaultMQPushConsumer, dev.idem.core.DeadLetterRouting)} that you
+ * close after the {@link Idem}). The dedup check must read what your listener
  * writes: a {@code JdbcEffectLedger} is refused, because a wrapped listener never runs in its
  * transaction (use {@link IdemRocketMqConsumer} with {@code ledger.transactional(...)} for that).
  */

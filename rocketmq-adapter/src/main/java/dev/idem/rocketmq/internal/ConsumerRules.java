@@ -33,12 +33,22 @@ public final class ConsumerRules {
      * @throws IllegalArgumentException naming the setting
      */
     public static void requireClustering(DefaultMQPushConsumer consumer) {
-        // Compared by name: the enum moved package between the 4.9 and 5.x clients.
-        String model = String.valueOf(consumer.getMessageModel());
+        String model = messageModel(consumer);
         if (!"CLUSTERING".equals(model)) {
             throw new IllegalArgumentException("messageModel of consumer group " + consumer.getConsumerGroup()
                     + " must be CLUSTERING but was " + model + ": a broadcasting consumer drops the messages Idem"
                     + " asks to redeliver; use one consumer group per instance instead");
+        }
+    }
+
+    // getMessageModel() returns an enum that moved package between the 4.9 and 5.x clients, so a direct
+    // call compiled against one fails with NoSuchMethodError on the other; by name, one jar serves both.
+    private static String messageModel(DefaultMQPushConsumer consumer) {
+        try {
+            return String.valueOf(consumer.getClass().getMethod("getMessageModel").invoke(consumer));
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot read the messageModel of consumer group "
+                    + consumer.getConsumerGroup(), e);
         }
     }
 
