@@ -1,18 +1,17 @@
 package dev.idem.rocketmq;
 
+import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.DeliveryHandler;
 import dev.idem.core.Envelope;
 import dev.idem.core.IdempotentProcessor;
-import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.PayloadCodec;
-import dev.idem.rocketmq.internal.RocketMqEnvelopes;
-import java.util.ArrayList;
-import java.util.IdentityHashMap;
+import dev.idem.rocketmq.internal.ConsumerRules;
+import dev.idem.rocketmq.internal.ListenerGate;
+import dev.idem.rocketmq.internal.OrderedShutdown;
+import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyContext;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -27,31 +26,51 @@ import org.apache.rocketmq.common.message.MessageQueue;
  * One line to put Idem in front of a listener you already have:
  *
  * <pre>{@code
- * Idem idem = IdemRocketMq.wrap(consumer, existingListener,
- *         settings -> settings.claims(claims).dedupCheck(ledger).keys(KeySource.messageKey()));
+ * consumer.setMaxReconsumeTimes(37); // at least Idem's maxAttempts (5) + 32
+ * IdemRocketMq.Idem idem = IdemRocketMq.wrapConcurrently(consumer, existingListener,
+ *         processor -> processor.claims(claims).dedupCheck(ordersTable).keys(KeySource.messageKey()));
  * consumer.start();
+ * ...
+ * idem.close(); // shuts the consumer down in order, then Idem
  * }</pre>
  *
  * Your listener then sees one message per call, only when Idem has claimed it and the business
  * check found no earlier effect; returning "reconsume later" or throwing counts as a failure. The
- * consumer's group names the keys; dead letters go to {@code <topic>_DLQ}.
+ * consumer's group names the keys (a different group set on the processor is refused); dead
+ * letters go to {@code <topic>_DLQ} through a producer configured like the consumer, unless the
+ * processor has a dead-letter publisher of its own (to decorate it, set your own, e.g. a wrapped
+ * {@link RocketMqDeadLetterPublisher#start(DefaultMQPushConsumer, dev.idem.core.DeadLetterRouting)} that you
+ * close after the {@link Idem}). The dedup check must read what your listener
+ * writes: a {@code JdbcEffectLedger} is refused, because a wrapped listener never runs in its
+ * transaction (use {@link IdemRocketMqConsumer} with {@code ledger.transactional(...)} for that).
  */
 public final class IdemRocketMq {
 
-    // The consumer's default maxReconsumeTimes (-1) means 16 for concurrent listeners.
-    private static final int DEFAULT_CONCURRENT_RECONSUME_TIMES = 16;
+    // Running listener calls get this long to finish when Idem is closed: the default claim lease,
+    // past which another consumer may take the message over anyway.
+    private static final Duration CLOSE_GRACE = Duration.ofSeconds(30);
 
     private IdemRocketMq() {
     }
 
-    /** What {@code wrap} set up; closing it stops the dead-letter producer and lease renewal. */
+    /**
+     * What a wrap set up. Closing it shuts the wrapped consumer down in order (stop taking work, let
+     * running listener calls finish for up to 30 s, shut the client down), then stops lease renewal
+     * and the dead-letter producer. Thread-safe.
+     */
     public static final class Idem implements AutoCloseable {
+        private final DefaultMQPushConsumer consumer;
+        private final ListenerGate gate;
         private final IdempotentProcessor<byte[]> processor;
-        private final RocketMqDeadLetterPublisher deadLetters;
+        private final RocketMqDeadLetterPublisher ownDeadLetters;
+        private boolean closed;
 
-        private Idem(IdempotentProcessor<byte[]> processor, RocketMqDeadLetterPublisher deadLetters) {
+        private Idem(DefaultMQPushConsumer consumer, ListenerGate gate, IdempotentProcessor<byte[]> processor,
+                     RocketMqDeadLetterPublisher ownDeadLetters) {
+            this.consumer = consumer;
+            this.gate = gate;
             this.processor = processor;
-            this.deadLetters = deadLetters;
+            this.ownDeadLetters = ownDeadLetters;
         }
 
         /** The processor in front of the listener. */
@@ -59,114 +78,100 @@ public final class IdemRocketMq {
             return processor;
         }
 
+        /** Shuts the consumer down in order, then the processor and Idem's dead-letter producer. */
         @Override
-        public void close() {
+        public synchronized void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            OrderedShutdown.stop(consumer, gate, CLOSE_GRACE);
             processor.close();
-            deadLetters.close();
+            if (ownDeadLetters != null) {
+                ownDeadLetters.close();
+            }
         }
     }
 
     /**
-     * Registers {@code listener}, behind Idem, on a consumer that is not started yet.
+     * Registers a concurrent {@code listener}, behind Idem, on a consumer that is not started yet.
      *
-     * @param settings sets at least the claim store, the dedup check and the key source
-     * @throws IllegalArgumentException if the consumer's maxReconsumeTimes does not exceed Idem's
-     *                                  maxAttempts, or a setting is missing
+     * @param processor sets at least the claim store, the dedup check and the key source; group and
+     *                  dead-letter publisher are filled in when unset
+     * @throws IllegalArgumentException if the consumer broadcasts, its maxReconsumeTimes is below
+     *                                  Idem's maxAttempts + 32, the processor's group differs from the
+     *                                  consumer's, the dedup check is a JDBC ledger, or a setting is missing
      */
-    public static Idem wrap(DefaultMQPushConsumer consumer, MessageListenerConcurrently listener,
-                            Consumer<IdempotentProcessor.Builder<byte[]>> settings) {
+    public static Idem wrapConcurrently(DefaultMQPushConsumer consumer, MessageListenerConcurrently listener,
+                                        Consumer<IdempotentProcessor.Builder<byte[]>> processor) {
         Objects.requireNonNull(listener, "listener");
-        ThreadLocal<Map<Envelope, MessageExt>> messages = ThreadLocal.withInitial(IdentityHashMap::new);
-        Idem idem = build(consumer, false, settings, delivery -> {
-            MessageExt message = messages.get().get(delivery.envelope());
+        ListenerGate gate = new ListenerGate();
+        Idem idem = build(consumer, false, processor, gate, delivery -> {
+            MessageExt message = source(delivery.envelope());
             ConsumeConcurrentlyStatus status = listener.consumeMessage(List.of(message),
                     new ConsumeConcurrentlyContext(queueOf(message)));
             if (status != ConsumeConcurrentlyStatus.CONSUME_SUCCESS) {
                 throw new IllegalStateException("listener returned " + status);
             }
         });
-        IdemConcurrentlyListener<byte[]> inner = IdemConcurrentlyListener.of(idem.processor(), DelayLevels.defaults());
-        consumer.registerMessageListener((MessageListenerConcurrently) (batch, context) ->
-                withMessages(messages, batch, envelopes -> inner.consume(envelopes, context)));
+        consumer.registerMessageListener(IdemConcurrentlyListener.of(idem.processor(), DelayLevels.defaults(), gate,
+                ConsumerRules.maxStall(consumer)));
         return idem;
     }
 
     /**
      * Registers an orderly {@code listener}, behind Idem, on a consumer that is not started yet.
      *
-     * @throws IllegalArgumentException as {@link #wrap(DefaultMQPushConsumer, MessageListenerConcurrently, Consumer)}
+     * @throws IllegalArgumentException as {@link #wrapConcurrently}
      */
-    public static Idem wrap(DefaultMQPushConsumer consumer, MessageListenerOrderly listener,
-                            Consumer<IdempotentProcessor.Builder<byte[]>> settings) {
+    public static Idem wrapOrderly(DefaultMQPushConsumer consumer, MessageListenerOrderly listener,
+                                   Consumer<IdempotentProcessor.Builder<byte[]>> processor) {
         Objects.requireNonNull(listener, "listener");
-        ThreadLocal<Map<Envelope, MessageExt>> messages = ThreadLocal.withInitial(IdentityHashMap::new);
-        Idem idem = build(consumer, true, settings, delivery -> {
-            MessageExt message = messages.get().get(delivery.envelope());
+        ListenerGate gate = new ListenerGate();
+        Idem idem = build(consumer, true, processor, gate, delivery -> {
+            MessageExt message = source(delivery.envelope());
             ConsumeOrderlyStatus status = listener.consumeMessage(List.of(message),
                     new ConsumeOrderlyContext(queueOf(message)));
             if (status != ConsumeOrderlyStatus.SUCCESS && status != ConsumeOrderlyStatus.COMMIT) {
                 throw new IllegalStateException("listener returned " + status);
             }
         });
-        IdemOrderlyListener<byte[]> inner = IdemOrderlyListener.of(idem.processor());
-        consumer.registerMessageListener((MessageListenerOrderly) (batch, context) ->
-                withMessages(messages, batch, envelopes -> inner.consume(envelopes, context)));
+        consumer.registerMessageListener(IdemOrderlyListener.of(idem.processor(), gate, ConsumerRules.maxStall(consumer)));
         return idem;
+    }
+
+    private static MessageExt source(Envelope envelope) {
+        return envelope.source(MessageExt.class).orElseThrow(() -> new IllegalStateException(
+                "envelope of " + envelope.messageId() + " carries no RocketMQ message"));
     }
 
     private static MessageQueue queueOf(MessageExt message) {
         return new MessageQueue(message.getTopic(), message.getBrokerName(), message.getQueueId());
     }
 
-    private static <R> R withMessages(ThreadLocal<Map<Envelope, MessageExt>> messages, List<MessageExt> batch,
-                                      Function<List<Envelope>, R> consume) {
-        // The processor hands the handler these very envelope instances; the map leads back to the
-        // message. RocketMQ calls a listener on one thread per batch, so a thread-local map suffices.
-        Map<Envelope, MessageExt> byEnvelope = messages.get();
-        byEnvelope.clear();
-        List<Envelope> envelopes = new ArrayList<>(batch.size());
-        for (MessageExt message : batch) {
-            Envelope envelope = RocketMqEnvelopes.of(message);
-            byEnvelope.put(envelope, message);
-            envelopes.add(envelope);
-        }
-        try {
-            return consume.apply(envelopes);
-        } finally {
-            byEnvelope.clear();
-        }
-    }
-
     private static Idem build(DefaultMQPushConsumer consumer, boolean orderly,
-                              Consumer<IdempotentProcessor.Builder<byte[]>> settings, DeliveryHandler<byte[]> handler) {
+                              Consumer<IdempotentProcessor.Builder<byte[]>> settings, ListenerGate gate,
+                              DeliveryHandler<byte[]> handler) {
         Objects.requireNonNull(consumer, "consumer");
-        IdempotentProcessor.Builder<byte[]> builder = IdempotentProcessor.builder(handler)
-                .codec(PayloadCodec.bytes()).group(consumer.getConsumerGroup());
+        Objects.requireNonNull(settings, "processor");
+        IdempotentProcessor.Builder<byte[]> builder = IdempotentProcessor.builder(handler).codec(PayloadCodec.bytes());
         settings.accept(builder);
-        checkReconsumeTimes(consumer, orderly, builder.maxAttempts());
-        RocketMqDeadLetterPublisher deadLetters = RocketMqDeadLetterPublisher.start(consumer.getNamesrvAddr(),
-                consumer.getConsumerGroup(), DeadLetterRouting.suffix("_DLQ"));
-        try {
-            return new Idem(builder.deadLetters(deadLetters).build(), deadLetters);
-        } catch (RuntimeException e) {
-            deadLetters.close();
-            throw e;
+        ConsumerRules.requireClustering(consumer);
+        ConsumerRules.requireReconsumeHeadroom(consumer, orderly, builder.maxAttempts());
+        ConsumerRules.fillGroup(builder, consumer.getConsumerGroup());
+        ConsumerRules.refuseLedgerForWrappedListener(builder);
+        RocketMqDeadLetterPublisher own = null;
+        if (builder.deadLetters() == null) {
+            own = RocketMqDeadLetterPublisher.start(consumer, DeadLetterRouting.suffix("_DLQ"));
+            builder.deadLetters(own);
         }
-    }
-
-    /**
-     * Idem, not the broker, must decide when a message is dead: the consumer must allow more
-     * redeliveries than Idem's attempts.
-     *
-     * @throws IllegalArgumentException naming the setting when it does not
-     */
-    static void checkReconsumeTimes(DefaultMQPushConsumer consumer, boolean orderly, int maxAttempts) {
-        int configured = consumer.getMaxReconsumeTimes();
-        long effective = configured >= 0 ? configured : orderly ? Integer.MAX_VALUE : DEFAULT_CONCURRENT_RECONSUME_TIMES;
-        if (effective <= maxAttempts) {
-            throw new IllegalArgumentException("maxReconsumeTimes of consumer group " + consumer.getConsumerGroup()
-                    + " must exceed Idem's maxAttempts (" + maxAttempts + ") but was " + configured
-                    + ": otherwise RocketMQ dead-letters messages before Idem has tried them");
+        try {
+            return new Idem(consumer, gate, builder.build(), own);
+        } catch (RuntimeException e) {
+            if (own != null) {
+                own.close();
+            }
+            throw e;
         }
     }
 }

@@ -1,72 +1,101 @@
 package dev.idem.rocketmq;
 
-import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.DeadLetterRouting;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.spi.DeadLetterPublisher;
+import dev.idem.rocketmq.internal.ConsumerRules;
+import dev.idem.rocketmq.internal.InstanceNames;
+import dev.idem.rocketmq.internal.ListenerGate;
+import dev.idem.rocketmq.internal.OrderedShutdown;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
+import org.apache.rocketmq.remoting.RPCHook;
 
 /**
  * Builds, starts and stops a {@code DefaultMQPushConsumer} whose listener runs an Idem processor:
  *
  * <pre>{@code
- * IdemRocketMqConsumer<Order> consumer = IdemRocketMqConsumer.builder("localhost:9876", "inventory", processor)
+ * IdemRocketMqConsumer<Order> consumer = IdemRocketMqConsumer.builder("localhost:9876", "inventory",
+ *         IdempotentProcessor.builder(ledger.transactional(handler)).claims(claims).dedupCheck(ledger)
+ *             .codec(PayloadCodec.json(Order.class)).keys(KeySource.payload(Order::id)))
  *     .subscribe("orders", "*").build();
  * consumer.start();
+ * ...
+ * consumer.close(); // stop taking work, let running handlers finish, shut the client, then Idem
  * }</pre>
  *
- * Idem sets {@code maxReconsumeTimes} to its attempts plus room for busy redeliveries, so Idem,
- * not the broker, decides when a message is dead. Thread-safe.
+ * The processor's group and dead-letter publisher are filled in when unset (a group different from
+ * the consumer's is refused). Idem sets {@code maxReconsumeTimes} to its attempts plus room for busy
+ * and deferred redeliveries, so Idem, not the broker, decides when a message is dead. Each consumer
+ * gets an instance name unique in its process and across processes. Thread-safe.
  *
  * @param <T> payload type
  */
 public final class IdemRocketMqConsumer<T> implements AutoCloseable {
 
-    // Busy and deferred redeliveries also raise reconsumeTimes. Busy ones wait for the holder's
-    // lease and deferred ones back off, so this much room covers a crashed owner and a long outage.
-    private static final int RECONSUME_HEADROOM = 32;
-
     private final DefaultMQPushConsumer consumer;
     private final IdempotentProcessor<T> processor;
-    private final RocketMqDeadLetterPublisher deadLetters;
+    private final RocketMqDeadLetterPublisher ownDeadLetters;
+    private final ListenerGate gate = new ListenerGate();
+    private final Duration closeGrace;
+    private boolean closed;
 
     private IdemRocketMqConsumer(Builder<T> b) {
-        this.deadLetters = RocketMqDeadLetterPublisher.start(b.nameServerAddress, b.group, b.routing);
-        try {
-            this.processor = b.processor.group(b.group).deadLetters(deadLetters).build();
-        } catch (RuntimeException e) {
-            deadLetters.close();
-            throw e;
-        }
-        consumer = new DefaultMQPushConsumer(b.group);
+        this.closeGrace = b.closeGrace;
+        // (group, hook, strategy): the constructor with a hook that both the 4.9 and 5.x clients have.
+        consumer = b.rpcHook == null ? new DefaultMQPushConsumer(b.group)
+                : new DefaultMQPushConsumer(b.group, b.rpcHook, new AllocateMessageQueueAveragely());
         consumer.setNamesrvAddr(b.nameServerAddress);
+        b.client.accept(consumer);
         consumer.setConsumeFromWhere(b.consumeFrom);
         consumer.setConsumeMessageBatchMaxSize(b.batchSize);
         consumer.setConsumeThreadMin(b.threads);
         consumer.setConsumeThreadMax(b.threads);
-        consumer.setMaxReconsumeTimes(b.processor.maxAttempts() + RECONSUME_HEADROOM);
-        consumer.setInstanceName(b.group + "-" + System.identityHashCode(this));
+        consumer.setMaxReconsumeTimes(b.processor.maxAttempts() + ConsumerRules.RECONSUME_HEADROOM);
+        consumer.setInstanceName(InstanceNames.next(b.group));
+        ConsumerRules.requireClustering(consumer);
+        ConsumerRules.fillGroup(b.processor, b.group);
         try {
             for (Map.Entry<String, String> subscription : b.subscriptions.entrySet()) {
                 consumer.subscribe(subscription.getKey(), subscription.getValue());
             }
         } catch (MQClientException e) {
-            close();
             throw new IllegalArgumentException("cannot subscribe " + b.subscriptions + ": " + e.getMessage(), e);
         }
+        RocketMqDeadLetterPublisher own = null;
+        if (b.processor.deadLetters() == null) {
+            own = RocketMqDeadLetterPublisher.start(consumer, b.routing);
+            DeadLetterPublisher decorated = b.deadLetterDecorator.apply(own);
+            b.processor.deadLetters(Objects.requireNonNull(decorated, "deadLetterDecorator returned null"));
+        }
+        this.ownDeadLetters = own;
+        try {
+            this.processor = b.processor.build();
+        } catch (RuntimeException e) {
+            if (own != null) {
+                own.close();
+            }
+            throw e;
+        }
+        Duration maxStall = ConsumerRules.maxStall(consumer);
         if (b.orderly) {
-            consumer.registerMessageListener(IdemOrderlyListener.of(processor));
+            consumer.registerMessageListener(IdemOrderlyListener.of(processor, gate, maxStall));
         } else {
-            consumer.registerMessageListener(IdemConcurrentlyListener.of(processor, b.delayLevels));
+            consumer.registerMessageListener(IdemConcurrentlyListener.of(processor, b.delayLevels, gate, maxStall));
         }
     }
 
     /**
      * A builder for a consumer of {@code group} on the name server at {@code nameServerAddress},
-     * running {@code processor} (whose group and dead letters the consumer fills in).
+     * running {@code processor}. Its group and dead-letter publisher are filled in when unset.
      */
     public static <T> Builder<T> builder(String nameServerAddress, String group, IdempotentProcessor.Builder<T> processor) {
         return new Builder<>(nameServerAddress, group, processor);
@@ -85,17 +114,28 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
         }
     }
 
-    /** The underlying consumer, for settings Idem does not cover. Change nothing Idem set. */
+    /** The underlying consumer, for reading its state. Change its settings with {@link Builder#client}. */
     public DefaultMQPushConsumer consumer() {
         return consumer;
     }
 
-    /** Stops consuming, then the dead-letter producer and lease renewal. */
+    /**
+     * Closes in order: stops taking work, lets running listener calls finish (up to
+     * {@link Builder#closeGrace}), shuts the client down (committing what finished), then stops lease
+     * renewal and Idem's dead-letter producer. What was pulled but not processed stays
+     * unacknowledged and is redelivered; what was left is logged.
+     */
     @Override
-    public void close() {
-        consumer.shutdown();
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        OrderedShutdown.stop(consumer, gate, closeGrace);
         processor.close();
-        deadLetters.close();
+        if (ownDeadLetters != null) {
+            ownDeadLetters.close();
+        }
     }
 
     /** Builds an {@link IdemRocketMqConsumer}; {@link #build()} names a wrong setting. Not thread-safe. */
@@ -106,11 +146,16 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
         private final IdempotentProcessor.Builder<T> processor;
         private final Map<String, String> subscriptions = new LinkedHashMap<>();
         private DeadLetterRouting routing = DeadLetterRouting.suffix("_DLQ");
+        private UnaryOperator<DeadLetterPublisher> deadLetterDecorator = UnaryOperator.identity();
         private DelayLevels delayLevels = DelayLevels.defaults();
         private ConsumeFromWhere consumeFrom = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET;
+        private Consumer<DefaultMQPushConsumer> client = c -> { };
+        private RPCHook rpcHook;
         private boolean orderly;
         private int batchSize = 1;
         private int threads = 20;
+        // The default claim lease: a handler running longer may already have lost its claim.
+        private Duration closeGrace = Duration.ofSeconds(30);
 
         private Builder(String nameServerAddress, String group, IdempotentProcessor.Builder<T> processor) {
             this.nameServerAddress = nameServerAddress;
@@ -148,15 +193,47 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
             return this;
         }
 
-        /** Where dead letters go. Default {@code <topic>_DLQ}. */
+        /** Where Idem's dead-letter publisher sends dead letters. Default {@code <topic>_DLQ}. */
         public Builder<T> deadLetterRouting(DeadLetterRouting routing) {
             this.routing = routing;
+            return this;
+        }
+
+        /**
+         * Wraps Idem's dead-letter publisher (metrics, auditing, a copy elsewhere): the decorator gets
+         * the RocketMQ publisher and returns the one the processor uses. Not applied when the processor
+         * has a publisher of its own. Default: none.
+         */
+        public Builder<T> deadLetterDecorator(UnaryOperator<DeadLetterPublisher> deadLetterDecorator) {
+            this.deadLetterDecorator = deadLetterDecorator;
             return this;
         }
 
         /** The broker's {@code messageDelayLevel} table, to map backoffs onto. Default: RocketMQ's. */
         public Builder<T> delayLevels(DelayLevels delayLevels) {
             this.delayLevels = delayLevels;
+            return this;
+        }
+
+        /** The RPC hook (ACL credentials) of the consumer and of Idem's dead-letter producer. Default: none. */
+        public Builder<T> rpcHook(RPCHook rpcHook) {
+            this.rpcHook = rpcHook;
+            return this;
+        }
+
+        /**
+         * Client settings Idem does not cover (namespace, TLS, access channel, pull sizes...), applied
+         * to the consumer before Idem's own; Idem's dead-letter producer copies the client settings.
+         * Broadcasting is refused.
+         */
+        public Builder<T> client(Consumer<DefaultMQPushConsumer> client) {
+            this.client = client;
+            return this;
+        }
+
+        /** How long {@link IdemRocketMqConsumer#close()} lets running listener calls finish. Default 30 s. */
+        public Builder<T> closeGrace(Duration closeGrace) {
+            this.closeGrace = closeGrace;
             return this;
         }
 
@@ -180,8 +257,13 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
             if (threads < 1) {
                 throw new IllegalArgumentException("threads must be >= 1 but was " + threads);
             }
+            if (closeGrace == null || closeGrace.isNegative()) {
+                throw new IllegalArgumentException("closeGrace must be >= 0 but was " + closeGrace);
+            }
             Objects.requireNonNull(routing, "deadLetterRouting");
+            Objects.requireNonNull(deadLetterDecorator, "deadLetterDecorator");
             Objects.requireNonNull(delayLevels, "delayLevels");
+            Objects.requireNonNull(client, "client");
             return new IdemRocketMqConsumer<>(this);
         }
     }

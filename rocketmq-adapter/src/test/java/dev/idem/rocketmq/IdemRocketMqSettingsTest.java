@@ -3,28 +3,142 @@ package dev.idem.rocketmq;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.DedupCheck;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.KeySource;
+import dev.idem.core.PayloadCodec;
+import dev.idem.core.spi.DeadLetterPublisher;
+import dev.idem.core.jdbc.JdbcEffectLedger;
+import dev.idem.core.memory.InMemoryClaimStore;
+import dev.idem.rocketmq.internal.ConsumerRules;
+import dev.idem.rocketmq.internal.InstanceNames;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.remoting.protocol.heartbeat.MessageModel;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
 class IdemRocketMqSettingsTest {
 
-    @Test
-    void aConsumerThatWouldDeadLetterBeforeIdemIsRefusedNamingTheSetting() {
-        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer("inventory");
-        consumer.setMaxReconsumeTimes(3);
+    private static final MessageListenerConcurrently LISTENER = (messages, context) ->
+            ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
 
-        assertThatThrownBy(() -> IdemRocketMq.checkReconsumeTimes(consumer, false, 5))
-                .hasMessageStartingWith("maxReconsumeTimes of consumer group inventory must exceed Idem's maxAttempts (5)"
-                        + " but was 3");
+    private static DefaultMQPushConsumer consumer(int maxReconsumeTimes) {
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer("inventory");
+        consumer.setNamesrvAddr("127.0.0.1:1");
+        consumer.setMaxReconsumeTimes(maxReconsumeTimes);
+        return consumer;
+    }
+
+    private static Consumer<IdempotentProcessor.Builder<byte[]>> guarded(DedupCheck<Object> check) {
+        return processor -> processor.claims(InMemoryClaimStore.create()).dedupCheck(check).keys(KeySource.messageKey());
     }
 
     @Test
-    void theDefaultReconsumeTimesLeaveIdemInCharge() {
+    void givenAConsumerThatWouldDeadLetterBeforeIdemWhenCheckedThenItIsRefusedNamingTheSetting() {
+        assertThatThrownBy(() -> ConsumerRules.requireReconsumeHeadroom(consumer(3), false, 5))
+                .hasMessageStartingWith("maxReconsumeTimes of consumer group inventory must be >= maxAttempts + 32 = 37"
+                        + " but was 3")
+                .hasMessageContaining("consumer.setMaxReconsumeTimes(37)");
+    }
+
+    @Test
+    void givenTheClientsDefaultReconsumeTimesWhenAConcurrentListenerIsWrappedThenItIsRefusedSayingWhatToRaise() {
         DefaultMQPushConsumer consumer = new DefaultMQPushConsumer("inventory");
 
-        IdemRocketMq.checkReconsumeTimes(consumer, false, 5);
-        IdemRocketMq.checkReconsumeTimes(consumer, true, 5);
+        assertThatThrownBy(() -> IdemRocketMq.wrapConcurrently(consumer, LISTENER, guarded(d -> false)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("but was -1 (the client's default, 16)")
+                .hasMessageContaining("consumer.setMaxReconsumeTimes(37)");
+        ConsumerRules.requireReconsumeHeadroom(consumer, true, 5);
+        ConsumerRules.requireReconsumeHeadroom(consumer(37), false, 5);
+    }
+
+    @Test
+    void givenABroadcastingConsumerWhenWrappedThenItIsRefusedBecauseTheClientDropsRedeliveries() {
+        DefaultMQPushConsumer consumer = consumer(37);
+        consumer.setMessageModel(MessageModel.BROADCASTING);
+
+        assertThatThrownBy(() -> IdemRocketMq.wrapConcurrently(consumer, LISTENER, guarded(d -> false)))
+                .hasMessageStartingWith("messageModel of consumer group inventory must be CLUSTERING but was BROADCASTING");
+    }
+
+    @Test
+    void givenAProcessorGroupDifferentFromTheConsumersWhenWrappedThenItIsRefusedNamingBoth() {
+        assertThatThrownBy(() -> IdemRocketMq.wrapConcurrently(consumer(37), LISTENER,
+                guarded(d -> false).andThen(processor -> processor.group("billing"))))
+                .hasMessageStartingWith("the processor's group ('billing') must be the consumer's group ('inventory')");
+    }
+
+    @Test
+    void givenTheJdbcLedgerAsDedupCheckWhenAListenerIsWrappedThenItIsRefusedSayingWhatToUseInstead() {
+        JdbcEffectLedger ledger = JdbcEffectLedger.builder(new PGSimpleDataSource()).build();
+
+        assertThatThrownBy(() -> IdemRocketMq.wrapConcurrently(consumer(37), LISTENER, guarded(ledger)))
+                .hasMessageStartingWith("dedupCheck must not be a JdbcEffectLedger for a wrapped listener")
+                .hasMessageContaining("IdemRocketMqConsumer with a handler made by ledger.transactional(...)");
+    }
+
+    @Test
+    void givenLambdaListenersWhenWrappedThenBothEntryPointsCompileAndRegisterIdemInFront() {
+        DefaultMQPushConsumer concurrent = consumer(37);
+        DefaultMQPushConsumer orderly = consumer(-1);
+
+        try (IdemRocketMq.Idem first = IdemRocketMq.wrapConcurrently(concurrent,
+                     (messages, context) -> ConsumeConcurrentlyStatus.CONSUME_SUCCESS, guarded(d -> false));
+             IdemRocketMq.Idem second = IdemRocketMq.wrapOrderly(orderly,
+                     (messages, context) -> ConsumeOrderlyStatus.SUCCESS, guarded(d -> false))) {
+            assertThat(concurrent.getMessageListener()).isInstanceOf(IdemConcurrentlyListener.class);
+            assertThat(orderly.getMessageListener()).isInstanceOf(IdemOrderlyListener.class);
+        }
+    }
+
+    @Test
+    void givenAProcessorGroupDifferentFromTheConsumersWhenTheConsumerIsBuiltThenItIsRefusedNotOverwritten() {
+        IdempotentProcessor.Builder<byte[]> processor = IdempotentProcessor.<byte[]>builder(delivery -> { })
+                .group("billing");
+        guarded(d -> false).accept(processor);
+
+        assertThatThrownBy(() -> IdemRocketMqConsumer.builder("127.0.0.1:1", "inventory", processor)
+                .subscribe("orders", "*").build())
+                .hasMessageStartingWith("the processor's group ('billing') must be the consumer's group ('inventory')");
+    }
+
+    @Test
+    void givenADeadLetterDecoratorWhenTheConsumerIsBuiltThenItWrapsIdemsRocketMqPublisher() {
+        IdempotentProcessor.Builder<byte[]> processor = IdempotentProcessor.<byte[]>builder(delivery -> { })
+                .codec(PayloadCodec.bytes());
+        guarded(d -> false).accept(processor);
+        List<DeadLetterPublisher> decorated = new ArrayList<>();
+
+        IdemRocketMqConsumer<byte[]> consumer = IdemRocketMqConsumer.builder("127.0.0.1:1", "inventory", processor)
+                .subscribe("orders", "*").deadLetterDecorator(publisher -> {
+                    decorated.add(publisher);
+                    return publisher;
+                }).build();
+        consumer.close();
+
+        assertThat(decorated).singleElement().isInstanceOf(RocketMqDeadLetterPublisher.class);
+        assertThat(processor.group()).isEqualTo("inventory");
+    }
+
+    @Test
+    void givenManyConsumersWhenNamedThenEveryInstanceNameIsDistinctAndCarriesTheProcessId() {
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < 1_000; i++) {
+            names.add(InstanceNames.next("inventory"));
+        }
+
+        assertThat(names).hasSize(1_000)
+                .allMatch(name -> name.startsWith("inventory-" + ProcessHandle.current().pid() + "-"));
     }
 
     @Test

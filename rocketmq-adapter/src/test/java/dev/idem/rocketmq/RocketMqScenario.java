@@ -3,6 +3,7 @@ package dev.idem.rocketmq;
 import static org.awaitility.Awaitility.await;
 
 import dev.idem.core.DeadLetter;
+import dev.idem.core.DedupCheck;
 import dev.idem.core.DeliveryHandler;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.redis.Guards;
@@ -31,7 +32,11 @@ import java.util.function.Consumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.common.MixAll;
+import org.apache.rocketmq.remoting.protocol.admin.TopicStatsTable;
+import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
@@ -141,18 +146,17 @@ final class RocketMqScenario implements AutoCloseable {
         return consumer;
     }
 
-    /** An existing, plain listener wrapped by Idem in one line. */
-    DefaultMQPushConsumer startWrapped(MessageListenerConcurrently existing) throws Exception {
+    /** An existing, plain listener wrapped by Idem in one line, guarded by {@code check}. */
+    DefaultMQPushConsumer startWrapped(MessageListenerConcurrently existing, DedupCheck<Object> check) throws Exception {
         DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
         consumer.setNamesrvAddr(rocketMq.nameServerAddress());
         consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.setMaxReconsumeTimes(5 + 32);
         consumer.subscribe(topic, "*");
-        JdbcEffectLedger ledger = ledger();
-        IdemRocketMq.Idem idem = IdemRocketMq.wrap(consumer, existing, settings -> settings
+        IdemRocketMq.Idem idem = IdemRocketMq.wrapConcurrently(consumer, existing, processor -> processor
                 .claims(RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build())
-                .dedupCheck(ledger).keys(KeySource.messageKey()).meterRegistry(new SimpleMeterRegistry()));
+                .dedupCheck(check).keys(KeySource.messageKey()).meterRegistry(new SimpleMeterRegistry()));
         closeables.add(idem);
-        closeables.add(consumer::shutdown);
         consumer.start();
         return consumer;
     }
@@ -205,6 +209,29 @@ final class RocketMqScenario implements AutoCloseable {
 
     static byte[] json(Order order) {
         return ("{\"id\":\"" + order.id() + "\",\"quantity\":" + order.quantity() + "}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Messages RocketMQ itself moved to {@code %DLQ%<group>} (after maxReconsumeTimes), counted on the
+     * broker; zero when the broker never created that topic.
+     */
+    long brokerDeadLetters() throws Exception {
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(rocketMq.nameServerAddress());
+        admin.setInstanceName("dlq-count-" + System.nanoTime());
+        admin.start();
+        try {
+            TopicStatsTable stats = admin.examineTopicStats(MixAll.DLQ_GROUP_TOPIC_PREFIX + group);
+            return stats.getOffsetTable().values().stream()
+                    .mapToLong(offsets -> offsets.getMaxOffset() - offsets.getMinOffset()).sum();
+        } catch (MQClientException e) {
+            if (String.valueOf(e.getMessage()).contains("route")) {
+                return 0;
+            }
+            throw e;
+        } finally {
+            admin.shutdown();
+        }
     }
 
     int effects() throws Exception {

@@ -1,2 +1,6 @@
-/** Mapping between RocketMQ messages and Idem's envelopes and delays. Not public API. */
+/**
+ * The RocketMQ adapter's machinery, not public API: messages to envelopes, the rules a push consumer
+ * must follow, stalling on deferrals, the gate and the ordered close, instance names and the copy of
+ * a consumer's client settings.
+ */
 package dev.idem.rocketmq.internal;

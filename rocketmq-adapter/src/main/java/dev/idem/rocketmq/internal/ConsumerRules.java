@@ -1,0 +1,130 @@
+package dev.idem.rocketmq.internal;
+
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.jdbc.JdbcEffectLedger;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
+
+/**
+ * What a push consumer must look like for Idem to be in charge of it, checked in one place for
+ * both entry points. Not public API. Thread-safe (no state).
+ */
+public final class ConsumerRules {
+
+    /**
+     * Redeliveries Idem needs beyond its attempts: Busy and Deferred redeliveries raise the broker's
+     * {@code reconsumeTimes} too. Busy ones wait for the holder's lease and deferred ones stall in the
+     * listener first (decision 0012), so 32 covers a crashed owner and hours of a Redis outage.
+     */
+    public static final int RECONSUME_HEADROOM = 32;
+
+    // The client's maxReconsumeTimes of -1 means 16 for concurrent listeners (orderly: unbounded).
+    private static final int DEFAULT_CONCURRENT_RECONSUME_TIMES = 16;
+
+    private ConsumerRules() {
+    }
+
+    /**
+     * Broadcasting consumers are refused: the client drops every message after {@code ackIndex}
+     * ("BROADCASTING, the message consume failed, drop it"), so a redelivery would be a loss.
+     *
+     * @throws IllegalArgumentException naming the setting
+     */
+    public static void requireClustering(DefaultMQPushConsumer consumer) {
+        String model = messageModel(consumer);
+        if (!"CLUSTERING".equals(model)) {
+            throw new IllegalArgumentException("messageModel of consumer group " + consumer.getConsumerGroup()
+                    + " must be CLUSTERING but was " + model + ": a broadcasting consumer drops the messages Idem"
+                    + " asks to redeliver; use one consumer group per instance instead");
+        }
+    }
+
+    // getMessageModel() returns an enum that moved package between the 4.9 and 5.x clients, so a direct
+    // call compiled against one fails with NoSuchMethodError on the other; by name, one jar serves both.
+    private static String messageModel(DefaultMQPushConsumer consumer) {
+        try {
+            return String.valueOf(consumer.getClass().getMethod("getMessageModel").invoke(consumer));
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot read the messageModel of consumer group "
+                    + consumer.getConsumerGroup(), e);
+        }
+    }
+
+    /**
+     * Idem, not the broker, must decide when a message is dead.
+     *
+     * @throws IllegalArgumentException naming the setting to raise when the consumer allows fewer than
+     *                                  {@code maxAttempts + }{@link #RECONSUME_HEADROOM} redeliveries
+     */
+    public static void requireReconsumeHeadroom(DefaultMQPushConsumer consumer, boolean orderly, int maxAttempts) {
+        int configured = consumer.getMaxReconsumeTimes();
+        long effective = configured >= 0 ? configured : orderly ? Integer.MAX_VALUE : DEFAULT_CONCURRENT_RECONSUME_TIMES;
+        long needed = (long) maxAttempts + RECONSUME_HEADROOM;
+        if (effective < needed) {
+            throw new IllegalArgumentException("maxReconsumeTimes of consumer group " + consumer.getConsumerGroup()
+                    + " must be >= maxAttempts + " + RECONSUME_HEADROOM + " = " + needed + " but was " + configured
+                    + (configured < 0 ? " (the client's default, " + effective + ")" : "")
+                    + ": busy and deferred redeliveries raise reconsumeTimes too, and at the limit RocketMQ"
+                    + " dead-letters into %DLQ%" + consumer.getConsumerGroup() + " behind Idem's back;"
+                    + " call consumer.setMaxReconsumeTimes(" + needed + ") or more");
+        }
+    }
+
+    /**
+     * How long a listener call may stall on deferrals: a third of the client's {@code consumeTimeout},
+     * after which a concurrent consumer takes the message back itself (and counts a redelivery).
+     */
+    public static Duration maxStall(DefaultMQPushConsumer consumer) {
+        return Duration.ofMinutes(Math.max(1, consumer.getConsumeTimeout())).dividedBy(3);
+    }
+
+    /**
+     * The processor's group is the consumer's: filled in when unset, refused when different.
+     *
+     * @throws IllegalArgumentException naming both settings
+     */
+    public static void fillGroup(IdempotentProcessor.Builder<?> processor, String consumerGroup) {
+        String group = processor.group();
+        if (group == null) {
+            processor.group(consumerGroup);
+        } else if (!group.equals(consumerGroup)) {
+            throw new IllegalArgumentException("the processor's group ('" + group + "') must be the consumer's group ('"
+                    + consumerGroup + "') but they differ: set one of them, or both to the same name");
+        }
+    }
+
+    /**
+     * A wrapped listener never runs in the JDBC ledger's transaction, so no ledger row is written and
+     * the ledger, as dedup check, finds nothing: refused rather than giving no guarantee.
+     *
+     * @throws IllegalArgumentException saying what to use instead
+     */
+    public static void refuseLedgerForWrappedListener(IdempotentProcessor.Builder<?> processor) {
+        if (dedupCheckOf(processor) instanceof JdbcEffectLedger) {
+            throw new IllegalArgumentException("dedupCheck must not be a JdbcEffectLedger for a wrapped listener but was:"
+                    + " the listener does not run in the ledger's transaction, so no ledger row is ever written."
+                    + " Use IdemRocketMqConsumer with a handler made by ledger.transactional(...), or a DedupCheck"
+                    + " that reads the effect your listener writes");
+        }
+    }
+
+    // The builder has getters for group and dead letters but not (yet) for the dedup check.
+    private static Object dedupCheckOf(IdempotentProcessor.Builder<?> processor) {
+        try {
+            Method getter = processor.getClass().getMethod("dedupCheck");
+            return getter.invoke(processor);
+        } catch (NoSuchMethodException e) {
+            try {
+                Field field = processor.getClass().getDeclaredField("dedupCheck");
+                field.setAccessible(true);
+                return field.get(processor);
+            } catch (ReflectiveOperationException | RuntimeException inner) {
+                return null;
+            }
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
+    }
+}
