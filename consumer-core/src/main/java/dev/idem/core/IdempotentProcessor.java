@@ -193,6 +193,11 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
             return group;
         }
 
+        /** The business check set so far, or null: adapters refuse checks their listeners cannot feed. */
+        public DedupCheck<? super T> dedupCheck() {
+            return dedupCheck;
+        }
+
         /** The dead-letter publisher set so far, or null: adapters provide theirs when none is set. */
         public DeadLetterPublisher deadLetters() {
             return deadLetters;

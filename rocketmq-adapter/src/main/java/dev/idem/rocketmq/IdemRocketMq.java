@@ -42,7 +42,7 @@ import org.apache.rocketmq.common.message.MessageQueue;
  * {@link RocketMqDeadLetterPublisher#start(DefaultMQPushConsumer, dev.idem.core.DeadLetterRouting)} that you
  * close after the {@link Idem}). The dedup check must read what your listener
  * writes: a {@code JdbcEffectLedger} is refused, because a wrapped listener never runs in its
- * transaction (use {@link IdemRocketMqConsumer} with {@code ledger.transactional(...)} for that).
+ * transaction (use {@link IdemRocketMqConsumer} with {@code ledger.processor(...)} for that).
  */
 public final class IdemRocketMq {
 

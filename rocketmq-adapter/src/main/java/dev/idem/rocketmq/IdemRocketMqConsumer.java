@@ -24,7 +24,7 @@ import org.apache.rocketmq.remoting.RPCHook;
  *
  * <pre>{@code
  * IdemRocketMqConsumer<Order> consumer = IdemRocketMqConsumer.builder("localhost:9876", "inventory",
- *         IdempotentProcessor.builder(ledger.transactional(handler)).claims(claims).dedupCheck(ledger)
+ *         ledger.processor(handler).claims(claims)
  *             .codec(PayloadCodec.json(Order.class)).keys(KeySource.payload(Order::id)))
  *     .subscribe("orders", "*").build();
  * consumer.start();

@@ -2,8 +2,6 @@ package dev.idem.rocketmq.internal;
 
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.jdbc.JdbcEffectLedger;
-import java.lang.reflect.Field;
-import java.lang.reflect.Method;
 import java.time.Duration;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 
@@ -102,29 +100,11 @@ public final class ConsumerRules {
      * @throws IllegalArgumentException saying what to use instead
      */
     public static void refuseLedgerForWrappedListener(IdempotentProcessor.Builder<?> processor) {
-        if (dedupCheckOf(processor) instanceof JdbcEffectLedger) {
+        if (processor.dedupCheck() instanceof JdbcEffectLedger) {
             throw new IllegalArgumentException("dedupCheck must not be a JdbcEffectLedger for a wrapped listener but was:"
                     + " the listener does not run in the ledger's transaction, so no ledger row is ever written."
-                    + " Use IdemRocketMqConsumer with a handler made by ledger.transactional(...), or a DedupCheck"
+                    + " Use IdemRocketMqConsumer with a processor built by ledger.processor(...), or a DedupCheck"
                     + " that reads the effect your listener writes");
-        }
-    }
-
-    // The builder has getters for group and dead letters but not (yet) for the dedup check.
-    private static Object dedupCheckOf(IdempotentProcessor.Builder<?> processor) {
-        try {
-            Method getter = processor.getClass().getMethod("dedupCheck");
-            return getter.invoke(processor);
-        } catch (NoSuchMethodException e) {
-            try {
-                Field field = processor.getClass().getDeclaredField("dedupCheck");
-                field.setAccessible(true);
-                return field.get(processor);
-            } catch (ReflectiveOperationException | RuntimeException inner) {
-                return null;
-            }
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            return null;
         }
     }
 }
