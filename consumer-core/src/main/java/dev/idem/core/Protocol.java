@@ -134,6 +134,8 @@ final class Protocol<T> implements AutoCloseable {
         private final Set<IdempotencyKey> toComplete = ConcurrentHashMap.newKeySet();
         // When the oldest finished key still waiting for its completion finished (guarded by this).
         private long waitingSinceNanos;
+        // Messages running now (guarded by this): renewal stops only once none runs.
+        private int running;
         // Messages run under the read lock; close takes the write lock, so it waits for them.
         private final ReadWriteLock lock = new ReentrantReadWriteLock();
         private volatile boolean closed;
@@ -258,9 +260,17 @@ final class Protocol<T> implements AutoCloseable {
                         ? new Outcome.Duplicate(key, "same key earlier in this batch")
                         : new Outcome.Busy(key, earlier.disposition().delay()));
             }
-            // Marked before running: if the process cannot go on (an out-of-memory error escapes),
-            // close must not release the key as never started; its lease expires as after a crash.
-            round.started.add(key);
+            // Marked before running, together with the closed check: an abandon either sees this
+            // message started (and leaves its claim alone) or stops it here. If the process cannot
+            // go on (an out-of-memory error escapes), the key is left as after a crash.
+            synchronized (round) {
+                if (round.closed) {
+                    round.settled.remove(key, RUNNING);
+                    throw new IllegalStateException("batch is closed");
+                }
+                round.started.add(key);
+                round.running++;
+            }
             Claim claim = round.claims.get(key);
             Outcome outcome;
             MDC.put("idem.key", key.value());
@@ -271,6 +281,7 @@ final class Protocol<T> implements AutoCloseable {
                 MDC.remove("idem.key");
                 MDC.remove("idem.topic");
                 MDC.remove("idem.attempt");
+                stopped(round);
             }
             round.settled.put(key, outcome);
             if (claim instanceof Claim.Claimed && (outcome instanceof Outcome.Applied
@@ -304,7 +315,11 @@ final class Protocol<T> implements AutoCloseable {
             return deferred(item, "unreadable claim record: " + unreadable.detail(), null);
         }
         if (claim instanceof Claim.Compensate cut) {
-            // A dead letter whose compensation was cut off by a crash: finish it, once.
+            // A dead letter whose compensation was cut off by a crash: finish it, once, and only
+            // while the compensation is still ours.
+            if (round.held.lost(key) || (round.held.mayHaveExpired(key) && !confirmRenewed(round, key))) {
+                return leaseLostBeforeStart(key);
+            }
             DeadLetter letter = deadLetterOf(item, cut.attempts(), cut.reason(), cut.lastError().orElse(""), null,
                     Optional.empty());
             compensate(round, letter);
@@ -341,11 +356,18 @@ final class Protocol<T> implements AutoCloseable {
         // 2d. Before anything runs, the lease must still be ours: a takeover of an abandoned claim is
         // counted now (so a crash loop reaches the dead letter), and a lease that may have lapsed
         // while the batch waited is confirmed with the store.
-        if (claimed.abandoned() || round.held.mayHaveExpired()) {
+        if (claimed.abandoned() || round.held.mayHaveExpired(key)) {
+            if (claimed.abandoned()) {
+                // This message may be one that crashes the process: complete what this batch has
+                // finished first, so a crash now cannot run those again.
+                completeWaiting(round);
+            }
+            long sentAt = System.nanoTime();
             try {
-                if (!claims.count(key, round.owner)) {
+                if (!claims.count(key, round.owner, lease)) {
                     return leaseLostBeforeStart(key);
                 }
+                round.held.confirmed(key, sentAt);
             } catch (ClaimStoreException e) {
                 return release(round, item, deferred(item, "claim store unavailable", e));
             }
@@ -376,13 +398,27 @@ final class Protocol<T> implements AutoCloseable {
             }
             return failed(round, item, claimed, delivery, e);
         }
-        boolean leaseLost = round.held.lost(key) || round.held.mayHaveExpired();
+        boolean leaseLost = round.held.lost(key) || round.held.mayHaveExpired(key);
         if (leaseLost) {
             meters.leaseLost(1);
             LOG.warn("{} applied, but its lease may have passed to another owner while the handler ran; the "
                     + "business check is what keeps the effect single", key);
         }
         return new Outcome.Applied(key, claimed.fence(), attempt, leaseLost);
+    }
+
+    /** Renews one held key now; false if it is no longer ours (or the store cannot tell). */
+    private boolean confirmRenewed(Round<T> round, IdempotencyKey key) {
+        long sentAt = System.nanoTime();
+        try {
+            if (claims.renew(List.of(key), round.owner, lease).isEmpty()) {
+                round.held.confirmed(key, sentAt);
+                return true;
+            }
+            return false;
+        } catch (ClaimStoreException e) {
+            return false;
+        }
     }
 
     private Outcome leaseLostBeforeStart(IdempotencyKey key) {
@@ -508,13 +544,16 @@ final class Protocol<T> implements AutoCloseable {
         IdempotencyKey key = letter.key();
         round.held.add(key);
         String outcome = "ok";
-        Exception last = null;
+        Throwable last = null;
         for (int i = 1; i <= compensationAttempts; i++) {
             try {
                 compensation.compensate(letter);
                 last = null;
                 break;
-            } catch (Exception e) {
+            } catch (Exception | Error e) {
+                if (e instanceof Error error && Failures.isCrash(error)) {
+                    throw error;
+                }
                 last = e;
             }
         }
@@ -602,30 +641,71 @@ final class Protocol<T> implements AutoCloseable {
                 }
                 // A long batch (an adapter may commit offsets as records finish) completes what
                 // finished so far, so a crash later in the batch cannot leave them to run again.
-                now = List.copyOf(round.toComplete);
-                round.toComplete.clear();
+                now = takeWaiting(round);
             }
         }
-        now.forEach(round.held::drop);
         complete(round, now);
+    }
+
+    /** Completes, and waits for, what this batch has finished so far. */
+    private void completeWaiting(Round<T> round) {
+        List<IdempotencyKey> now;
+        synchronized (round) {
+            now = takeWaiting(round);
+        }
+        if (!now.isEmpty()) {
+            try {
+                complete(round, now).get(COMPLETION_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                // Logged by complete; the keys stay claimed until their leases end.
+            }
+        }
+    }
+
+    private static <T> List<IdempotencyKey> takeWaiting(Round<T> round) {
+        List<IdempotencyKey> now = List.copyOf(round.toComplete);
+        round.toComplete.clear();
+        return now;
+    }
+
+    /** A message stopped running; the last one out of an abandoned batch stops its renewal. */
+    private void stopped(Round<T> round) {
+        boolean idle;
+        synchronized (round) {
+            round.running--;
+            idle = round.closed && round.running == 0;
+        }
+        if (idle) {
+            renewer.forget(round.owner);
+        }
     }
 
     private void finish(Round<T> round) {
         List<IdempotencyKey> done;
+        List<IdempotencyKey> unstarted = new ArrayList<>();
+        boolean idle;
         synchronized (round) {
             if (round.closed) {
                 return;
             }
             round.closed = true;
-            done = List.copyOf(round.toComplete);
+            done = takeWaiting(round);
+            round.claims.forEach((key, claim) -> {
+                if (claim instanceof Claim.Claimed && !round.started.contains(key)) {
+                    unstarted.add(key);
+                }
+            });
+            idle = round.running == 0;
         }
-        renewer.forget(round.owner);
-        List<IdempotencyKey> unstarted = new ArrayList<>();
-        round.claims.forEach((key, claim) -> {
-            if (claim instanceof Claim.Claimed && !round.started.contains(key)) {
-                unstarted.add(key);
-            }
-        });
+        if (idle) {
+            renewer.forget(round.owner);
+        } else {
+            // Messages still run (an abandon does not wait): keep renewing only theirs.
+            unstarted.forEach(round.held::drop);
+            done.forEach(round.held::drop);
+        }
         try {
             if (!unstarted.isEmpty()) {
                 claims.release(unstarted, round.owner);
@@ -638,17 +718,26 @@ final class Protocol<T> implements AutoCloseable {
         }
     }
 
-    private void complete(Round<T> round, List<IdempotencyKey> done) {
-        pendingCompletion.set(claims.completeAsync(done, round.owner).whenComplete((refused, error) -> {
-            if (error != null) {
-                LOG.warn("could not record {} completion(s); their leases will expire and the business check "
-                        + "will recognise the effects", done.size(), error);
-            } else if (!refused.isEmpty()) {
-                meters.leaseLost(refused.size());
-                LOG.warn("{} completion(s) refused because their claims passed to another owner, e.g. {}",
-                        refused.size(), refused.iterator().next());
-            }
-        }));
+    /**
+     * Sends the completion of finished keys, not awaited, and tries once more if it fails (a Redis
+     * blip must not leave finished keys to lapse and run again).
+     */
+    private CompletableFuture<Set<IdempotencyKey>> complete(Round<T> round, List<IdempotencyKey> done) {
+        done.forEach(round.held::drop);
+        CompletableFuture<Set<IdempotencyKey>> sent = claims.completeAsync(done, round.owner)
+                .exceptionallyCompose(first -> claims.completeAsync(done, round.owner))
+                .whenComplete((refused, error) -> {
+                    if (error != null) {
+                        LOG.warn("could not record {} completion(s) after two tries; their leases will expire and "
+                                + "only a business check will recognise the effects", done.size(), error);
+                    } else if (!refused.isEmpty()) {
+                        meters.leaseLost(refused.size());
+                        LOG.warn("{} completion(s) refused because their claims passed to another owner, e.g. {}",
+                                refused.size(), refused.iterator().next());
+                    }
+                });
+        pendingCompletion.set(sent);
+        return sent;
     }
 
     /**

@@ -34,7 +34,7 @@ public final class NoClaimStore implements ClaimStore {
     }
 
     @Override
-    public boolean count(IdempotencyKey key, String owner) {
+    public boolean count(IdempotencyKey key, String owner, Duration lease) {
         return true;
     }
 

@@ -110,7 +110,7 @@ class IdemKafkaConsumerLifecycleIT {
     }
 
     @Test
-    void givenAnErrorEscapingOneRecordWhenItHappensThenTheFailureListenerHearsItAndTheConsumerRunsOn(
+    void givenAStackOverflowInOneRecordsHandlerWhenItHappensThenItIsThatRecordsFailureAndTheConsumerRunsOn(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             String deep = scenario.orderId(1);
@@ -125,7 +125,9 @@ class IdemKafkaConsumerLifecycleIT {
                     scenario.processorBuilder()).onFailure(heard::add));
             scenario.awaitDrained(DRAIN);
 
-            assertThat(heard).singleElement().isInstanceOf(StackOverflowError.class);
+            // The processor counts it as the record's failure and retries it: nothing escapes to the
+            // consumer, which keeps running.
+            assertThat(heard).isEmpty();
             assertThat(consumer.state()).isEqualTo(IdemKafkaConsumer.State.RUNNING);
             assertThat(scenario.effects()).isEqualTo(3);
             assertThat(scenario.calls(deep)).isEqualTo(2);

@@ -114,8 +114,9 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     }
 
     @Override
-    public boolean count(IdempotencyKey key, String owner) {
-        return ((Number) scripts.one(redisKey(key), RScript.ReturnType.INTEGER, "count", owner)).longValue() == 1;
+    public boolean count(IdempotencyKey key, String owner, Duration lease) {
+        return yes(scripts.one(redisKey(key), RScript.ReturnType.INTEGER, "count", owner,
+                Long.toString(lease.toMillis())));
     }
 
     @Override

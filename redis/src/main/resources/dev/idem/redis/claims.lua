@@ -99,6 +99,9 @@ if op == 'claim' then
           r.o, r.l = owner, now + lease
           keep(key, r)
           out[i] = 'K:' .. d(r.a) .. ':' .. r.e .. SEP .. r.z
+        elseif r.cs == 'pending' then
+          -- Another owner runs the compensation: come back when its lease ends, in case it dies.
+          out[i] = 'B:' .. d(r.l - now)
         else
           out[i] = 'X'
         end
@@ -131,14 +134,15 @@ if op == 'claim' then
   return out
 end
 
--- count: ARGV owner. Counts an uncounted claim's attempt before its handler runs. Returns 1 or 0.
+-- count: ARGV owner, lease ms. Counts an uncounted claim's attempt before its handler runs, and
+-- renews its lease: a claim whose lease ended but that nobody took over is still the owner's, and
+-- from now on nobody can take it. Returns 1, or 0 if another owner holds it.
 if op == 'count' then
   local r = owned(KEYS[1], ARGV[2])
   if not r then return 0 end
-  if r.u == '1' then
-    r.a, r.u = r.a + 1, '0'
-    keep(KEYS[1], r)
-  end
+  if r.u == '1' then r.a, r.u = r.a + 1, '0' end
+  r.l = now_ms() + tonumber(ARGV[3])
+  keep(KEYS[1], r)
   return 1
 end
 

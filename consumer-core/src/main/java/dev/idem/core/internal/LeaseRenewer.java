@@ -52,7 +52,10 @@ public final class LeaseRenewer implements AutoCloseable {
         private final Set<IdempotencyKey> keys = ConcurrentHashMap.newKeySet();
         private final Set<IdempotencyKey> lost = ConcurrentHashMap.newKeySet();
         private final AtomicBoolean renewing = new AtomicBoolean();
+        // Keys whose lease one call confirmed beyond the owner's last renewal (see confirmed).
+        private final Map<IdempotencyKey, Long> confirmedUntilNanos = new ConcurrentHashMap<>();
         private volatile long validUntilNanos;
+        private volatile long leaseNanos;
 
         /** Stops renewing a key (it is completed, released or handed back). */
         public void drop(IdempotencyKey key) {
@@ -70,12 +73,19 @@ public final class LeaseRenewer implements AutoCloseable {
         }
 
         /**
-         * Whether the lease may have ended: no renewal has been confirmed for a full lease. A key
-         * claimed away from this owner can only have been taken after its lease ended, so a lease
-         * still valid here rules that out.
+         * Whether the key's lease may have ended: no renewal of it has been confirmed for a full
+         * lease. A key claimed away from this owner can only have been taken after its lease ended,
+         * so a lease still valid here rules that out.
          */
-        public boolean mayHaveExpired() {
-            return System.nanoTime() - validUntilNanos > 0;
+        public boolean mayHaveExpired(IdempotencyKey key) {
+            long now = System.nanoTime();
+            Long confirmed = confirmedUntilNanos.get(key);
+            return now - validUntilNanos > 0 && (confirmed == null || now - confirmed > 0);
+        }
+
+        /** The store confirmed and renewed the key's lease in a call sent at {@code sentAtNanos}. */
+        public void confirmed(IdempotencyKey key, long sentAtNanos) {
+            confirmedUntilNanos.put(key, sentAtNanos + leaseNanos);
         }
     }
 
@@ -102,6 +112,7 @@ public final class LeaseRenewer implements AutoCloseable {
     public Held hold(String owner, List<IdempotencyKey> keys, long claimedAtNanos) {
         Held entry = new Held();
         entry.keys.addAll(keys);
+        entry.leaseNanos = leaseNanos;
         entry.validUntilNanos = claimedAtNanos + leaseNanos;
         held.put(owner, entry);
         return entry;

@@ -98,6 +98,9 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
                 e.leaseUntil = now.plus(lease);
                 return new Claim.Compensate(key, e.attempts, Optional.ofNullable(e.lastError), e.deadLetterReason);
             }
+            if ("pending".equals(e.compensation)) {
+                return new Claim.Busy(key, Duration.between(now, e.leaseUntil));
+            }
             return new Claim.Dead(key);
         }
         if (e != null && e.state == ClaimRecord.State.CLAIMED && owner.equals(e.owner)) {
@@ -136,12 +139,13 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
     }
 
     @Override
-    public synchronized boolean count(IdempotencyKey key, String owner) {
+    public synchronized boolean count(IdempotencyKey key, String owner, Duration lease) {
         Entry e = owned(key, owner);
         if (e == null) {
             return false;
         }
         countAttempt(e);
+        e.leaseUntil = clock.instant().plus(lease);
         return true;
     }
 

@@ -34,11 +34,12 @@ public interface ClaimStore {
 
     /**
      * Counts the attempt of an uncounted claim right before its handler runs, so that a process crash
-     * in the handler is counted. Also tells whether {@code owner} still holds the key.
+     * in the handler is counted, and renews its lease by {@code lease}: a claim whose lease ended
+     * but that nobody took over is still {@code owner}'s, and nobody can take it after this.
      *
      * @return false if {@code owner} no longer holds the key
      */
-    boolean count(IdempotencyKey key, String owner);
+    boolean count(IdempotencyKey key, String owner, Duration lease);
 
     /**
      * Extends the leases of claims and compensations {@code owner} holds.
