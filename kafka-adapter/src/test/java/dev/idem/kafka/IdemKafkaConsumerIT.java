@@ -79,6 +79,12 @@ class IdemKafkaConsumerIT {
     }
 
     @Test
+    void onRedisAloneTheStormAppliesEachOrderOnceWhileRedisKeepsItsData(KafkaBroker kafka, PostgresDatabase postgres,
+                                                                        TestNames names) throws Exception {
+        assertThat(storm(kafka, postgres, names, Guards.REDIS_ONLY)).isEqualTo(5_000);
+    }
+
+    @Test
     void withoutClaimAndBusinessCheckTheStormAppliesDuplicates(KafkaBroker kafka, PostgresDatabase postgres,
                                                                TestNames names) throws Exception {
         assertThat(storm(kafka, postgres, names, Guards.OFF)).isGreaterThan(5_000);

@@ -77,6 +77,12 @@ class IdemRocketMqIT {
     }
 
     @Test
+    void onRedisAloneTheStormAppliesEachOrderOnceWhileRedisKeepsItsData(RocketMqBroker rocketMq, PostgresDatabase postgres,
+                                                                        TestNames names) throws Exception {
+        assertThat(storm(rocketMq, postgres, names, Guards.REDIS_ONLY)).isEqualTo(2_000);
+    }
+
+    @Test
     void withoutClaimAndBusinessCheckTheStormAppliesDuplicates(RocketMqBroker rocketMq, PostgresDatabase postgres,
                                                                TestNames names) throws Exception {
         assertThat(storm(rocketMq, postgres, names, Guards.OFF)).isGreaterThan(2_000);
