@@ -16,10 +16,10 @@ import org.testcontainers.postgresql.PostgreSQLContainer;
  */
 final class ContainerFixtures {
 
-    static final String REDIS_IMAGE = "redis:7.4";
+    static final String REDIS_IMAGE = "redis:7.0";
     static final String KAFKA_IMAGE = "apache/kafka:4.3.1";
-    static final String ROCKETMQ_IMAGE = "apache/rocketmq:5.3.2";
-    static final String POSTGRES_IMAGE = "postgres:16";
+    static final String ROCKETMQ_IMAGE = "apache/rocketmq:5.5.0";
+    static final String POSTGRES_IMAGE = "postgres:15";
 
     // The broker advertises 127.0.0.1:<port> to clients, so the host ports must equal the container's.
     private static final int NAME_SERVER_PORT = 9876;

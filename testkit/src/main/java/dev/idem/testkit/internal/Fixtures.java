@@ -59,12 +59,24 @@ public final class Fixtures {
         return Path.of(System.getProperty(DIR_PROPERTY, "target/idem-testkit")).toAbsolutePath();
     }
 
+    /** Testcontainers is an optional dependency of the test kit: say which jars the mode needs. */
+    private static void requireTestcontainers() {
+        try {
+            Class.forName("org.testcontainers.containers.GenericContainer", false, Fixtures.class.getClassLoader());
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException(MODE_PROPERTY + "=containers needs org.testcontainers:testcontainers,"
+                    + " testcontainers-kafka and testcontainers-postgresql on the test classpath (optional"
+                    + " dependencies of idem-testkit), but they are not there", e);
+        }
+    }
+
     private static boolean containers() {
         String mode = System.getProperty(MODE_PROPERTY, "embedded").trim();
         if (mode.isEmpty() || mode.equals("embedded")) {
             return false;
         }
         if (mode.equals("containers")) {
+            requireTestcontainers();
             return true;
         }
         throw new IllegalArgumentException(
