@@ -1,6 +1,5 @@
 package example.inventory;
 
-import dev.idem.core.Delivery;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
@@ -99,7 +98,7 @@ public final class OrderApp {
 
     private void createTables() throws SQLException {
         try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
-            JdbcEffectLedger.createTable(connection, "h2");
+            JdbcEffectLedger.builder(dataSource).createTable(true).build();
             // No key on order_id: a second effect for one order would show as a second row.
             statement.execute("create table stock_movement (order_id varchar(64) not null, sku varchar(64) not null,"
                     + " quantity int not null)");
@@ -109,12 +108,11 @@ public final class OrderApp {
     /** The README's processor: the effect and the ledger row in one transaction, keyed by the order. */
     private IdempotentProcessor.Builder<Order> processor(RedisClaimStore claims) {
         JdbcEffectLedger ledger = JdbcEffectLedger.builder(dataSource).build();
-        return IdempotentProcessor
-                .builder(ledger.transactional((Delivery<Order> d, Connection tx) -> deductStock(tx, d.payload())))
+        return ledger
+                .<Order>processor((delivery, tx) -> deductStock(tx, delivery.payload()))
                 .codec(PayloadCodec.json(Order.class))
                 .keys(KeySource.payload(order -> order.id() + ":deduct"))
-                .claims(claims)
-                .dedupCheck(ledger);
+                .claims(claims);
     }
 
     private static void deductStock(Connection tx, Order order) throws SQLException {

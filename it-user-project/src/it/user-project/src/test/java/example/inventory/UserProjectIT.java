@@ -44,7 +44,7 @@ class UserProjectIT {
         assertEquals(Set.of("2.21.2"), versions(jars, JACKSON, "jackson-annotations"), "Jackson versions in " + jars);
         assertTrue(jars.contains("jackson-annotations-2.21.jar"), "jackson-annotations of the 2.21 line in " + jars);
         assertEquals(1, versions(jars, NETTY, null).size(), "Netty versions in " + jars);
-        for (String unwanted : List.of("fastjson-1", "rocketmq-rocksdb", "opentelemetry-exporter", "prometheus",
+        for (String unwanted : List.of("micrometer", "fastjson-1", "rocketmq-rocksdb", "opentelemetry-exporter", "prometheus",
                 "grpc-", "okhttp", "kotlin-stdlib", "awaitility", "netty-all", "testcontainers", "kafka_2.13",
                 "rocketmq-broker")) {
             assertTrue(jars.stream().noneMatch(jar -> jar.startsWith(unwanted)),
