@@ -2,6 +2,7 @@ package dev.idem.kafka;
 
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
+import dev.idem.kafka.internal.KafkaClients;
 import dev.idem.kafka.internal.ConsumerSettings;
 import dev.idem.kafka.internal.KafkaProcessors;
 import java.time.Clock;
@@ -17,7 +18,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
-import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -182,7 +182,7 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
         }
         if (!wasStarted) {
             try {
-                consumer.close(CloseOptions.timeout(Duration.ZERO));
+                KafkaClients.close(consumer, Duration.ZERO);
             } finally {
                 release();
                 state = State.STOPPED;

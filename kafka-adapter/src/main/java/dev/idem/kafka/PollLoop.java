@@ -1,6 +1,7 @@
 package dev.idem.kafka;
 
 import dev.idem.core.IdempotentProcessor;
+import dev.idem.kafka.internal.KafkaClients;
 import dev.idem.kafka.internal.KafkaFailures;
 import java.time.Clock;
 import java.time.Duration;
@@ -13,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Executor;
-import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -137,7 +137,7 @@ final class PollLoop<T> implements Runnable {
             // Leaving the group revokes the partitions; the drain already waited for their records.
             closingConsumer = true;
             try {
-                consumer.close(CloseOptions.timeout(crashed ? Duration.ZERO : settings.closeTimeout()));
+                KafkaClients.close(consumer, crashed ? Duration.ZERO : settings.closeTimeout());
             } catch (RuntimeException e) {
                 LOG.warn("closing the Kafka consumer for {} failed", settings.topics(), e);
             }
