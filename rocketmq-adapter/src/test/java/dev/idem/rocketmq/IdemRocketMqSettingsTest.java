@@ -24,7 +24,6 @@ import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.remoting.protocol.heartbeat.MessageModel;
 import org.junit.jupiter.api.Test;
-import org.postgresql.ds.PGSimpleDataSource;
 
 class IdemRocketMqSettingsTest {
 
@@ -80,11 +79,12 @@ class IdemRocketMqSettingsTest {
 
     @Test
     void givenTheJdbcLedgerAsDedupCheckWhenAListenerIsWrappedThenItIsRefusedSayingWhatToUseInstead() {
-        JdbcEffectLedger ledger = JdbcEffectLedger.builder(new PGSimpleDataSource()).build();
+        JdbcEffectLedger ledger = JdbcEffectLedger.builder(dev.idem.core.jdbc.LedgerFixture.dataSource(
+                "jdbc:h2:mem:wrapped-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1", "", "")).createTable(true).build();
 
         assertThatThrownBy(() -> IdemRocketMq.wrapConcurrently(consumer(37), LISTENER, guarded(ledger)))
                 .hasMessageStartingWith("dedupCheck must not be a JdbcEffectLedger for a wrapped listener")
-                .hasMessageContaining("IdemRocketMqConsumer with a handler made by ledger.transactional(...)");
+                .hasMessageContaining("IdemRocketMqConsumer with a processor built by ledger.processor(...)");
     }
 
     @Test
