@@ -11,8 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Runs deliveries through Idem's fixed order: claim, business dedup check, handler, then done,
@@ -29,8 +27,6 @@ import org.slf4j.LoggerFactory;
  * @param <T> payload type
  */
 public final class IdempotentProcessor<T> implements AutoCloseable {
-
-    private static final Logger LOG = LoggerFactory.getLogger(IdempotentProcessor.class);
 
     private final Protocol<T> protocol;
 

@@ -15,7 +15,6 @@ import dev.idem.core.PayloadCodec;
 import dev.idem.core.RecordingPublisher;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.LedgerFixture;
-import dev.idem.core.spi.ClaimRecord;
 import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
@@ -133,9 +132,5 @@ class DeadLetterDurabilityIT {
                 }).group(names.group()).claims(store).dedupCheck(dev.idem.core.DedupCheck.none())
                 .deadLetters(deadLetters).codec(PayloadCodec.utf8()).keys(KeySource.payload(p -> p))
                 .compensation(compensation).lease(LEASE).build();
-    }
-
-    static ClaimRecord.State state(RedisClaimStore store, IdempotencyKey key) {
-        return store.inspect(key).map(ClaimRecord::state).orElse(null);
     }
 }
