@@ -41,6 +41,30 @@ public interface DedupCheck<T> {
     }
 
     /**
+     * Whether this key was dead-lettered here ({@link #deadLettered}) and no compensation outcome is
+     * recorded for it ({@link #compensated}). Asked only when {@link #alreadyApplied} answered true
+     * for a key the claim store had no record of: the processor then finishes the compensation,
+     * once, so a Redis loss between the dead letter and its compensation does not lose it. Default:
+     * false.
+     *
+     * @throws Exception if the system of record cannot answer: the delivery is deferred
+     */
+    default boolean compensationPending(Delivery<? extends T> delivery) throws Exception {
+        return false;
+    }
+
+    /**
+     * Remembers that the compensation of a key dead-lettered here ran, with its outcome ({@code ok}
+     * or {@code failed: ...}). Called after the hook returned and the claim store recorded the
+     * outcome; a throw is logged (the compensation could then run once more, but only if the claim
+     * store also loses its record). Default: nothing.
+     *
+     * @throws Exception if the system of record cannot be written
+     */
+    default void compensated(DeadLetter deadLetter, String outcome) throws Exception {
+    }
+
+    /**
      * How long the check remembers an effect, if it forgets them: the processor refuses a claim
      * store whose done window outlives it. Default: for ever.
      */

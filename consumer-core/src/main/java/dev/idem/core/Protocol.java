@@ -376,6 +376,9 @@ final class Protocol<T> implements AutoCloseable {
         // 2e. The business dedup check: the system of record has the last word.
         try {
             if (dedupCheck.alreadyApplied(delivery)) {
+                if (dedupCheck.compensationPending(delivery)) {
+                    return recoverCompensation(round, item, claimed);
+                }
                 return new Outcome.Duplicate(key, "found by the business check");
             }
         } catch (Exception e) {
@@ -516,9 +519,12 @@ final class Protocol<T> implements AutoCloseable {
         }
         try {
             if (!claims.deadLetter(key, round.owner, lease)) {
-                LOG.warn("dead letter for {} published, but its claim had passed to another owner; "
-                        + "compensation is left to that owner", key);
-                return new Outcome.DeadLettered(key, attempts, reason, false);
+                // Another owner took the key over, or the store lost its record: not acknowledged, so
+                // a redelivery finds who holds the compensation (Busy, then Dead) or, with the record
+                // lost, finishes the compensation the business check says is pending.
+                LOG.warn("dead letter for {} published, but its claim was lost (taken over, or the claim store lost "
+                        + "its record); not acknowledging: the compensation is left to whoever holds the key", key);
+                return deferred(item, "claim lost after the dead letter was published", null);
             }
         } catch (ClaimStoreException e) {
             // The key stays doomed: its next delivery publishes the letter again (a second copy in
@@ -528,6 +534,29 @@ final class Protocol<T> implements AutoCloseable {
         }
         compensate(round, letter);
         return new Outcome.DeadLettered(key, attempts, reason, false);
+    }
+
+    /**
+     * A key the business check remembers as dead-lettered, with no compensation outcome, while the
+     * claim store has no record of it (it lost the record between the dead letter and the end of its
+     * compensation): mark it dead again, its compensation held by this owner, and compensate, once.
+     * The letter is not published again.
+     */
+    private Outcome recoverCompensation(Round<T> round, Prepared<T> item, Claim.Claimed claimed) {
+        IdempotencyKey key = item.key();
+        String reason = "dead-lettered earlier; compensation finished after the claim store lost its record";
+        try {
+            if (!claims.deadLetter(key, round.owner, lease)) {
+                return leaseLostBeforeStart(key);
+            }
+        } catch (ClaimStoreException e) {
+            return release(round, item, deferred(item, "claim store unavailable", e));
+        }
+        LOG.warn("{} was dead-lettered earlier but its compensation has no outcome, and the claim store lost "
+                + "its record: compensating now", key);
+        DeadLetter letter = deadLetterOf(item, claimed.attempt() - 1, reason, "", null, claimed.firstFailureAt());
+        compensate(round, letter);
+        return new Outcome.DeadLettered(key, letter.attempts(), reason, true);
     }
 
     private DeadLetter deadLetterOf(Prepared<T> item, int attempts, String reason, String error, Throwable cause,
@@ -571,6 +600,13 @@ final class Protocol<T> implements AutoCloseable {
                     + "lease ends", outcome, key, e);
         } finally {
             round.held.drop(key);
+        }
+        try {
+            // As durable as the dead letter: a Redis loss must not lose or repeat the compensation.
+            dedupCheck.compensated(letter, outcome);
+        } catch (Exception e) {
+            LOG.warn("compensation outcome '{}' for {} could not be recorded by the business check; it runs once "
+                    + "more only if the claim store also loses its record", outcome, key, e);
         }
     }
 

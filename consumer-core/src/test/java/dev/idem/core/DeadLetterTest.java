@@ -2,9 +2,15 @@ package dev.idem.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 class DeadLetterTest {
@@ -44,5 +50,26 @@ class DeadLetterTest {
         // Then only the newest idem- headers remain
         assertThat(headers).containsEntry("idem-reason", "no idempotency key").doesNotContainKey("idem-exception-class");
         assertThat(deadLetter.idemHeaders().keySet()).allSatisfy(name -> assertThat(name).startsWith("idem-"));
+    }
+
+    @Test
+    void theReadmeTableOfDeadLetterHeadersNamesEveryIdemHeaderAndNoOther() throws IOException {
+        // Given a dead letter with every field set
+        Envelope envelope = new Envelope("orders", 0, "7", "orders-0@7", 1, Map.of(), "{}".getBytes(StandardCharsets.UTF_8));
+        Instant now = Instant.parse("2026-11-22T10:00:00Z");
+        DeadLetter full = new DeadLetter(new IdempotencyKey("inventory", "orders", "order-1"), envelope, 5,
+                "attempts exhausted", "java.lang.IllegalStateException", "boom", "at somewhere", now, now);
+
+        // When the README's table of dead-letter headers is read
+        String readme = Files.readString(Path.of(System.getProperty("basedir", "."), "..", "README.md"));
+        String section = readme.substring(readme.indexOf("## Dead-letter messages"));
+        Set<String> documented = section.substring(0, section.indexOf("\n## ")).lines()
+                .filter(line -> line.startsWith("| `idem-"))
+                .flatMap(line -> Pattern.compile("`(idem-[a-z-]+)`").matcher(line.split("\\|")[1]).results())
+                .map(match -> match.group(1))
+                .collect(Collectors.toSet());
+
+        // Then it names exactly the headers Idem writes
+        assertThat(documented).containsExactlyInAnyOrderElementsOf(full.idemHeaders().keySet());
     }
 }

@@ -200,6 +200,12 @@ class IdemKafkaConsumerIT {
     }
 
     @Test
+    void inRedisOnlyModeACrashMidBatchAppliesEveryOrderOnce(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        assertThat(crash(kafka, postgres, names, Guards.REDIS_ONLY)).isEqualTo(1_000);
+    }
+
+    @Test
     void withoutClaimAndBusinessCheckACrashReappliesTheUncommittedRecords(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         assertThat(crash(kafka, postgres, names, Guards.OFF)).isGreaterThan(1_000);
@@ -230,6 +236,12 @@ class IdemKafkaConsumerIT {
     void aConsumerJoiningAndOneLeavingMidRunLoseNothingAndApplyNothingTwice(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         assertThat(rebalance(kafka, postgres, names, Guards.ON)).isEqualTo(3_000);
+    }
+
+    @Test
+    void inRedisOnlyModeARebalanceAppliesEveryOrderOnce(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        assertThat(rebalance(kafka, postgres, names, Guards.REDIS_ONLY)).isEqualTo(3_000);
     }
 
     @Test

@@ -65,9 +65,26 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         return new Builder(redisson);
     }
 
-    /** The Redis key of an idempotency key: prefix, group, topic, value. */
+    /**
+     * The Redis key of an idempotency key: prefix, group, topic, value, joined with ':'. A ':' or '%'
+     * in the group or topic is written {@code %3A} or {@code %25}, so no two keys share a name.
+     */
     public String redisKey(IdempotencyKey key) {
-        return prefix + key.group() + ':' + key.topic() + ':' + key.value();
+        return prefix + escape(key.group()) + ':' + escape(key.topic()) + ':' + key.value();
+    }
+
+    private static String escape(String part) {
+        if (part.indexOf(':') < 0 && part.indexOf('%') < 0) {
+            return part;
+        }
+        return part.replace("%", "%25").replace(":", "%3A");
+    }
+
+    private static String unescape(String part) {
+        if (part.indexOf('%') < 0) {
+            return part;
+        }
+        return part.replace("%3A", ":").replace("%25", "%");
     }
 
     /** How long done and dead-lettered keys are remembered. */
@@ -226,7 +243,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     @Override
     public List<KeyRecord> deadKeys(String group, int limit) {
         List<KeyRecord> dead = new ArrayList<>();
-        String groupPrefix = prefix + group + ':';
+        String groupPrefix = prefix + escape(group) + ':';
         try {
             Iterable<String> names = redisson.getKeys().getKeys(KeysScanOptions.defaults()
                     .pattern(globEscape(groupPrefix) + "*").chunkSize(SCAN_COUNT));
@@ -239,7 +256,8 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
                 if (colon < 0) {
                     continue;
                 }
-                IdempotencyKey key = new IdempotencyKey(group, rest.substring(0, colon), rest.substring(colon + 1));
+                IdempotencyKey key = new IdempotencyKey(group, unescape(rest.substring(0, colon)),
+                        rest.substring(colon + 1));
                 try {
                     inspect(key).filter(r -> r.state() == ClaimRecord.State.DEAD)
                             .ifPresent(r -> dead.add(new KeyRecord(key, r)));

@@ -106,10 +106,12 @@ if op == 'claim' then
           out[i] = 'X'
         end
       elseif r and r.s == 'C' and r.o == owner then
-        -- Re-entrant: the same owner retrying after a timeout keeps its claim and fence.
+        -- Re-entrant: the same owner retrying after a timeout keeps its claim and fence. The first
+        -- reply (lost) may have said abandoned or fresh: while the attempt is uncounted, say both,
+        -- the safe reading (count before running; one real run before any dead letter).
         r.l = now + lease
         keep(key, r)
-        out[i] = claimed_reply(r, false, false)
+        out[i] = claimed_reply(r, r.u == '1', r.u == '1')
       elseif r and r.s == 'C' and r.l > now then
         out[i] = 'B:' .. d(r.l - now)
       elseif r and r.due > now then

@@ -125,6 +125,50 @@ class DeadLetterDurabilityIT {
         processor.close();
     }
 
+    @Test
+    void withTheLedgerARedisLossBetweenTheDeadLetterAndItsCompensationStillCompensatesOnce(
+            PostgresDatabase postgres, TestNames names) throws Exception {
+        // Given a poison message whose dead letter is published in guarded mode, and Redis losing the
+        // key's record while the broker acknowledges the letter (before the key is marked dead)
+        RedisClaimStore store = RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build();
+        try (Connection connection = postgres.connect()) {
+            LedgerFixture.createTables(connection, "postgresql");
+        }
+        JdbcEffectLedger ledger = JdbcEffectLedger.builder(LedgerFixture.dataSource(postgres.jdbcUrl(), postgres.user(),
+                postgres.password())).build();
+        String order = names.topic() + "-order";
+        IdempotencyKey key = new IdempotencyKey(names.group(), "orders", order);
+        RecordingPublisher deadLetters = new RecordingPublisher();
+        List<DeadLetter> compensated = new CopyOnWriteArrayList<>();
+        AtomicInteger runs = new AtomicInteger();
+        IdempotentProcessor<String> processor = ledger.<String>processor((d, tx) -> {
+                    runs.incrementAndGet();
+                    throw new NonRetryableException("unknown product");
+                }).group(names.group()).claims(store).codec(PayloadCodec.utf8()).keys(KeySource.payload(p -> p))
+                .deadLetters(letter -> {
+                    deadLetters.publish(letter);
+                    store.reset(key);
+                })
+                .compensation(compensated::add).lease(LEASE).build();
+        Outcome first = processor.process(envelope(order));
+
+        // When the message is delivered again, and again after Redis loses the record once more
+        Outcome again = processor.process(envelope(order));
+        store.reset(key);
+        Outcome third = processor.process(envelope(order));
+
+        // Then the first delivery is not acknowledged (its claim was lost before the compensation),
+        // the compensation runs once, and the handler and the dead letter never again
+        assertThat(first).isInstanceOf(Outcome.Deferred.class);
+        assertThat(again).isInstanceOf(Outcome.DeadLettered.class);
+        assertThat(third).isInstanceOf(Outcome.Duplicate.class);
+        assertThat(compensated).hasSize(1);
+        assertThat(compensated.get(0).key()).isEqualTo(key);
+        assertThat(runs).hasValue(1);
+        assertThat(deadLetters.published()).hasSize(1);
+        processor.close();
+    }
+
     private static IdempotentProcessor<String> processor(RedisClaimStore store, TestNames names,
                                                          RecordingPublisher deadLetters, Compensation compensation) {
         return IdempotentProcessor.<String>builder(d -> {

@@ -4,6 +4,7 @@ import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.rocketmq.internal.ConsumerRules;
+import dev.idem.rocketmq.internal.DistinctClients;
 import dev.idem.rocketmq.internal.InstanceNames;
 import dev.idem.rocketmq.internal.ListenerGate;
 import dev.idem.rocketmq.internal.OrderedShutdown;
@@ -35,7 +36,8 @@ import org.apache.rocketmq.remoting.RPCHook;
  * The processor's group and dead-letter publisher are filled in when unset (a group different from
  * the consumer's is refused). Idem sets {@code maxReconsumeTimes} to its attempts plus room for busy
  * and deferred redeliveries, so Idem, not the broker, decides when a message is dead. Each consumer
- * gets an instance name unique in its process and across processes. Thread-safe.
+ * gets an instance name unique in its process and across processes, and counts each client of its
+ * group once when queues are divided (the broker can list a reconnected client twice). Thread-safe.
  *
  * @param <T> payload type
  */
@@ -55,6 +57,8 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
                 : new DefaultMQPushConsumer(b.group, b.rpcHook, new AllocateMessageQueueAveragely());
         consumer.setNamesrvAddr(b.nameServerAddress);
         b.client.accept(consumer);
+        // Around the strategy the client settings chose: a client the broker lists twice counts once.
+        consumer.setAllocateMessageQueueStrategy(new DistinctClients(consumer.getAllocateMessageQueueStrategy()));
         consumer.setConsumeFromWhere(b.consumeFrom);
         consumer.setConsumeMessageBatchMaxSize(b.batchSize);
         consumer.setConsumeThreadMin(b.threads);

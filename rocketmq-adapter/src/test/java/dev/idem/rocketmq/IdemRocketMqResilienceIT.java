@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.idem.core.NonRetryableException;
 import dev.idem.redis.Guards;
+import dev.idem.redis.OwnRedisServer;
 import dev.idem.redis.TestRedisson;
 import dev.idem.rocketmq.RocketMqScenario.Order;
 import dev.idem.testkit.IdemTestKit;

@@ -14,14 +14,18 @@ import dev.idem.rocketmq.internal.ConsumerRules;
 import dev.idem.rocketmq.internal.InstanceNames;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.common.message.MessageQueue;
 import org.apache.rocketmq.remoting.protocol.heartbeat.MessageModel;
 import org.junit.jupiter.api.Test;
 
@@ -139,6 +143,34 @@ class IdemRocketMqSettingsTest {
 
         assertThat(names).hasSize(1_000)
                 .allMatch(name -> name.startsWith("inventory-" + ProcessHandle.current().pid() + "-"));
+    }
+
+    @Test
+    void givenAClientListedTwiceByTheBrokerWhenQueuesAreAllocatedThenEveryQueueHasExactlyOneConsumer() {
+        // The broker lists a client once per connection. A client paused for longer than its request
+        // timeouts reconnects, and its old connection is listed until the broker expires it (120 s):
+        // the soak saw 3 of 12 queues consumed by nobody for those two minutes.
+        IdempotentProcessor.Builder<byte[]> processor = IdempotentProcessor.<byte[]>builder(delivery -> { })
+                .codec(PayloadCodec.bytes());
+        guarded(d -> false).accept(processor);
+        IdemRocketMqConsumer<byte[]> consumer = IdemRocketMqConsumer.builder("127.0.0.1:1", "inventory", processor)
+                .subscribe("orders", "*").build();
+        List<MessageQueue> queues = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            queues.add(new MessageQueue("orders", "broker-a", i));
+        }
+        // Sorted, as the client sorts the list before allocating.
+        List<String> listed = List.of("10.0.0.1@a", "10.0.0.1@a", "10.0.0.1@b", "10.0.0.1@c");
+
+        Map<MessageQueue, List<String>> owners = new HashMap<>();
+        for (String client : new LinkedHashSet<>(listed)) {
+            consumer.consumer().getAllocateMessageQueueStrategy().allocate("inventory", client, queues, listed)
+                    .forEach(queue -> owners.computeIfAbsent(queue, q -> new ArrayList<>()).add(client));
+        }
+        consumer.close();
+
+        assertThat(owners).as("queues with a consumer").hasSize(queues.size());
+        assertThat(owners.values()).as("consumers per queue").allSatisfy(clients -> assertThat(clients).hasSize(1));
     }
 
     @Test

@@ -159,6 +159,36 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
     }
 
     /**
+     * Whether the key's row says dead-lettered with no compensation outcome yet (outcome {@code dead};
+     * {@code dead-ok} once {@link #compensated} recorded one).
+     */
+    @Override
+    public boolean compensationPending(Delivery<?> delivery) throws SQLException {
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement select = connection.prepareStatement("select 1 from " + table
+                     + " where consumer_group = ? and topic = ? and idempotency_key = ? and outcome = 'dead'")) {
+            bind(select, delivery.key());
+            try (ResultSet rows = select.executeQuery()) {
+                return rows.next();
+            }
+        }
+    }
+
+    /**
+     * Records that the dead-lettered key's compensation ran (outcome {@code dead-ok}, whether the
+     * hook succeeded or failed every time: it is not run again either way).
+     */
+    @Override
+    public void compensated(DeadLetter deadLetter, String outcome) throws SQLException {
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement update = connection.prepareStatement("update " + table + " set outcome = 'dead-ok'"
+                     + " where consumer_group = ? and topic = ? and idempotency_key = ? and outcome = 'dead'")) {
+            bind(update, deadLetter.key());
+            update.executeUpdate();
+        }
+    }
+
+    /**
      * Forgets a dead-lettered key, so that a deliberate replay of its dead letter runs once (the
      * claim store's record must be reset too). Applied effects are never forgotten this way.
      *
@@ -167,7 +197,8 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
     public boolean forgetDeadLetter(IdempotencyKey key) throws SQLException {
         try (Connection connection = dataSource.getConnection();
              PreparedStatement delete = connection.prepareStatement("delete from " + table
-                     + " where consumer_group = ? and topic = ? and idempotency_key = ? and outcome = 'dead'")) {
+                     + " where consumer_group = ? and topic = ? and idempotency_key = ?"
+                     + " and outcome in ('dead', 'dead-ok')")) {
             bind(delete, key);
             return delete.executeUpdate() > 0;
         }

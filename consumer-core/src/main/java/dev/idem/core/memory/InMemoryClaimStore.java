@@ -104,8 +104,9 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
             return new Claim.Dead(key);
         }
         if (e != null && e.state == ClaimRecord.State.CLAIMED && owner.equals(e.owner)) {
+            // Re-entrant (a retried call): while uncounted, the safe reading of a lost first reply.
             e.leaseUntil = now.plus(lease);
-            return claimed(key, e, false, false);
+            return claimed(key, e, e.uncounted, e.uncounted);
         }
         if (e != null && e.state == ClaimRecord.State.CLAIMED && e.leaseUntil.isAfter(now)) {
             return new Claim.Busy(key, Duration.between(now, e.leaseUntil));

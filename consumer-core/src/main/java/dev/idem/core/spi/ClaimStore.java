@@ -62,7 +62,9 @@ public interface ClaimStore {
     }
 
     /**
-     * Marks keys done, kept for the dedup window.
+     * Marks keys done, kept for the dedup window. A key done already is not refused (a completion
+     * sent again after its reply was lost); a key {@code owner} does not hold (another owner's, one
+     * with no record, a dead-lettered one) is refused and left as it is.
      *
      * @return the keys {@code owner} no longer held (completion refused)
      */

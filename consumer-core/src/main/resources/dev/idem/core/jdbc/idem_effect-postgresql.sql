@@ -1,7 +1,6 @@
 -- Idem's effect ledger (PostgreSQL). One row per applied effect, written in the handler's own
 -- transaction; the primary key is what makes a second effect impossible. A dead-lettered key has a
--- row too (outcome 'dead'), so a lost Redis record never repeats its dead letter. {table} and {index} are
--- the builder's table name and an index name derived from it.
+-- row too (outcome 'dead'), so a lost Redis record never repeats its dead letter.
 create table if not exists {table} (
     consumer_group  varchar(255) not null,
     topic           varchar(255) not null,

@@ -32,6 +32,29 @@ class JdbcEffectLedgerH2Test {
     }
 
     @Test
+    void aDeadLetteredKeysCompensationIsPendingUntilItsOutcomeIsRecorded() throws Exception {
+        String url = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+        try (Connection keepAlive = DriverManager.getConnection(url)) {
+            LedgerFixture.createTables(keepAlive, "h2");
+            JdbcEffectLedger ledger = JdbcEffectLedger.builder(LedgerFixture.dataSource(url, "", "")).build();
+            var delivery = LedgerFixture.delivery("inventory", "order-1", 1);
+            var letter = new dev.idem.core.DeadLetter(delivery.key(), delivery.envelope(), 5, "attempts exhausted",
+                    "", "", "", java.time.Instant.now(), java.time.Instant.now());
+
+            ledger.deadLettered(letter);
+            assertThat(ledger.alreadyApplied(delivery)).isTrue();
+            assertThat(ledger.compensationPending(delivery)).isTrue();
+
+            ledger.compensated(letter, "ok");
+            assertThat(ledger.alreadyApplied(delivery)).isTrue();
+            assertThat(ledger.compensationPending(delivery)).isFalse();
+
+            assertThat(ledger.forgetDeadLetter(delivery.key())).isTrue();
+            assertThat(ledger.alreadyApplied(delivery)).isFalse();
+        }
+    }
+
+    @Test
     void aTableNameThatIsNotAnIdentifierIsRefusedNamingTheSetting() {
         assertThatThrownBy(() -> JdbcEffectLedger.builder(LedgerFixture.dataSource("jdbc:h2:mem:x", "", ""))
                 .table("idem_effect; drop table users").build())

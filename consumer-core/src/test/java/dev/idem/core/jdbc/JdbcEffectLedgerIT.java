@@ -11,9 +11,14 @@ import dev.idem.core.DuplicateEffectException;
 import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.TestNames;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -41,6 +46,21 @@ class JdbcEffectLedgerIT {
     /** Key values unique to this test run: the effect table outlives test runs. */
     private String id(String value) {
         return group + ":" + value;
+    }
+
+    @Test
+    void theReadmeShowsWhatDdlPrintsOnPostgreSql() throws IOException {
+        // The README's block after the line naming this output, as it stands
+        String marker = "<!-- output: JdbcEffectLedger.ddl() on PostgreSQL, checked by JdbcEffectLedgerIT -->";
+        List<String> readme = Files.readAllLines(Path.of(System.getProperty("basedir", "."), "..", "README.md"),
+                StandardCharsets.UTF_8);
+        int fence = readme.indexOf(marker) + 1;
+        assertThat(fence).as("the README line '%s'", marker).isPositive();
+        assertThat(readme.get(fence)).isEqualTo("```sql");
+        List<String> rest = readme.subList(fence + 1, readme.size());
+        String shown = String.join("\n", rest.subList(0, rest.indexOf("```")));
+
+        assertThat(shown).as("the README's ledger DDL (PostgreSQL)").isEqualTo(ledger.ddl().strip());
     }
 
     @Test

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -89,6 +90,22 @@ public abstract class ClaimStoreContract {
     }
 
     @Test
+    void aClaimRetriedByItsOwnerBeforeItRunsKeepsTheSafeReading() {
+        // The first reply was lost (a client timeout): it may have said "abandoned" (count before
+        // running) or "fresh" (one real run before any dead letter). The retry says both.
+        claimed("k", "a");
+
+        Claim.Claimed retried = claimed("k", "a");
+
+        assertThat(retried.abandoned()).isTrue();
+        assertThat(retried.fresh()).isTrue();
+        assertThat(store.count(key("k"), "a", LEASE)).isTrue();
+        Claim.Claimed afterCount = claimed("k", "a");
+        assertThat(afterCount.abandoned()).isFalse();
+        assertThat(afterCount.attempt()).isEqualTo(retried.attempt());
+    }
+
+    @Test
     void anExpiredLeaseCanBeTakenOver() {
         claim("k", "a", SHORT_LEASE);
 
@@ -105,6 +122,25 @@ public abstract class ClaimStoreContract {
                 .until(() -> claim("k", "b", LEASE), c -> c instanceof Claim.Claimed);
 
         assertThat(((Claim.Claimed) takeover).abandoned()).isTrue();
+    }
+
+    @Test
+    void keysWhoseSeparatorsFallElsewhereAreDifferentKeys() {
+        // group "g", topic "a", key "b:c" and group "g:a", topic "b", key "c" read alike when joined with ':'
+        // (a done window longer than the test, so the dead records outlive it on a slow machine)
+        store = newStore(Duration.ofMinutes(1));
+        admin = (ClaimAdmin) store;
+        IdempotencyKey first = new IdempotencyKey(group, "a", "b:c");
+        IdempotencyKey second = new IdempotencyKey(group + ":a", "b", "c");
+        assertThat(store.claim(List.of(new ClaimRequest(first, 0)), "a", LEASE).get(0)).isInstanceOf(Claim.Claimed.class);
+        store.doom(first, "a", "attempts exhausted", "");
+        store.deadLetter(first, "a", LEASE);
+
+        assertThat(store.claim(List.of(new ClaimRequest(second, 0)), "b", LEASE).get(0)).isInstanceOf(Claim.Claimed.class);
+        store.doom(second, "b", "attempts exhausted", "");
+        store.deadLetter(second, "b", LEASE);
+        assertThat(admin.deadKeys(group, 10)).extracting(ClaimAdmin.KeyRecord::key).containsExactly(first);
+        assertThat(admin.deadKeys(group + ":a", 10)).extracting(ClaimAdmin.KeyRecord::key).containsExactly(second);
     }
 
     @Test
@@ -172,6 +208,68 @@ public abstract class ClaimStoreContract {
         assertThat(claim("k", "b", LEASE)).isInstanceOf(Claim.Done.class);
         assertThat(admin.inspect(key("k")).orElseThrow().state()).isEqualTo(ClaimRecord.State.DONE);
         await().atMost(Duration.ofSeconds(5)).until(() -> claim("k", "c", LEASE) instanceof Claim.Claimed);
+    }
+
+    @Test
+    void aKeyCompletedAsynchronouslyAnswersDoneUntilItsWindowEnds() throws Exception {
+        claimed("k", "a");
+
+        assertThat(store.completeAsync(List.of(key("k")), "a").get(5, TimeUnit.SECONDS)).isEmpty();
+
+        assertThat(claim("k", "b", LEASE)).isInstanceOf(Claim.Done.class);
+        assertThat(admin.inspect(key("k")).orElseThrow().state()).isEqualTo(ClaimRecord.State.DONE);
+        await().atMost(Duration.ofSeconds(5)).until(() -> claim("k", "c", LEASE) instanceof Claim.Claimed);
+    }
+
+    @Test
+    void anAsynchronousCompletionByAStaleOwnerIsRefusedAndTheNewOwnerKeepsTheKey() throws Exception {
+        claim("k", "a", SHORT_LEASE);
+        awaitTakeover("k", "b");
+
+        assertThat(store.completeAsync(List.of(key("k")), "a").get(5, TimeUnit.SECONDS)).containsExactly(key("k"));
+
+        ClaimRecord record = admin.inspect(key("k")).orElseThrow();
+        assertThat(record.state()).isEqualTo(ClaimRecord.State.CLAIMED);
+        assertThat(record.owner()).contains("b");
+        assertThat(claim("k", "c", LEASE)).isInstanceOf(Claim.Busy.class);
+        assertThat(store.completeAsync(List.of(key("k")), "b").get(5, TimeUnit.SECONDS)).isEmpty();
+        assertThat(claim("k", "c", LEASE)).isInstanceOf(Claim.Done.class);
+    }
+
+    @Test
+    void anAsynchronousCompletionOfABatchRefusesExactlyTheKeysItsOwnerDoesNotHold() throws Exception {
+        // Given keys held by "a", held by another owner, never claimed, and dead-lettered by "a"
+        claimed("mine", "a");
+        claimed("theirs", "b");
+        claimed("dead", "a");
+        store.doom(key("dead"), "a", "attempts exhausted", "boom");
+        store.deadLetter(key("dead"), "a", LEASE);
+        List<IdempotencyKey> keys = List.of(key("mine"), key("theirs"), key("unknown"), key("dead"));
+
+        // When "a" completes them all in one call
+        Set<IdempotencyKey> refused = store.completeAsync(keys, "a").get(5, TimeUnit.SECONDS);
+
+        // Then only its own claim is done; the others are refused and left as they were
+        assertThat(refused).containsExactlyInAnyOrder(key("theirs"), key("unknown"), key("dead"));
+        assertThat(admin.inspect(key("mine")).orElseThrow().state()).isEqualTo(ClaimRecord.State.DONE);
+        assertThat(admin.inspect(key("theirs")).orElseThrow().owner()).contains("b");
+        assertThat(admin.inspect(key("unknown"))).isEmpty();
+        assertThat(admin.inspect(key("dead")).orElseThrow().state()).isEqualTo(ClaimRecord.State.DEAD);
+        assertThat(claim("theirs", "c", LEASE)).isInstanceOf(Claim.Busy.class);
+    }
+
+    @Test
+    void anAsynchronousCompletionSentAgainAfterItWasAppliedIsNotRefused() throws Exception {
+        // Given a completion that was applied but whose reply the caller never saw
+        claimed("k", "a");
+        store.completeAsync(List.of(key("k")), "a").get(5, TimeUnit.SECONDS);
+
+        // When the caller sends it again
+        Set<IdempotencyKey> refused = store.completeAsync(List.of(key("k")), "a").get(5, TimeUnit.SECONDS);
+
+        // Then it is not reported as a lost lease, and the key stays done
+        assertThat(refused).isEmpty();
+        assertThat(claim("k", "b", LEASE)).isInstanceOf(Claim.Done.class);
     }
 
     @Test

@@ -1,6 +1,6 @@
 /**
  * The RocketMQ adapter's machinery, not public API: messages to envelopes, the rules a push consumer
- * must follow, stalling on deferrals, the gate and the ordered close, instance names and the copy of
- * a consumer's client settings.
+ * must follow, stalling on deferrals, the gate and the ordered close, instance names, the queue allocation that
+ * counts each client once, and the copy of a consumer's client settings.
  */
 package dev.idem.rocketmq.internal;

@@ -1,4 +1,4 @@
-package dev.idem.rocketmq;
+package dev.idem.redis;
 
 import static org.awaitility.Awaitility.await;
 
@@ -17,7 +17,7 @@ import org.redisson.config.Config;
  * A redis-server of this test's own, on a free port, to stop and start again for an outage (the
  * shared Redis on 6379 must never be stopped). Nothing is kept on disk: a restart comes back empty.
  */
-final class OwnRedisServer implements AutoCloseable {
+public final class OwnRedisServer implements AutoCloseable {
 
     private final int port;
     private Process process;
@@ -26,7 +26,7 @@ final class OwnRedisServer implements AutoCloseable {
         this.port = port;
     }
 
-    static OwnRedisServer start() throws IOException {
+    public static OwnRedisServer start() throws IOException {
         int port;
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort();
@@ -36,7 +36,7 @@ final class OwnRedisServer implements AutoCloseable {
         return server;
     }
 
-    void up() throws IOException {
+    public void up() throws IOException {
         process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
                 "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction")
                 .redirectErrorStream(true).redirectOutput(new File(System.getProperty("java.io.tmpdir"),
@@ -44,7 +44,7 @@ final class OwnRedisServer implements AutoCloseable {
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(this::listening);
     }
 
-    void down() throws InterruptedException {
+    public void down() throws InterruptedException {
         process.destroy();
         if (!process.waitFor(10, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor();
@@ -53,7 +53,7 @@ final class OwnRedisServer implements AutoCloseable {
     }
 
     /** A client that gives up on a command within about two seconds while the server is down. */
-    RedissonClient client() {
+    public RedissonClient client() {
         Config config = new Config();
         config.useSingleServer().setAddress("redis://127.0.0.1:" + port)
                 .setConnectTimeout(1_000).setTimeout(1_000).setRetryAttempts(1).setRetryInterval(200);

@@ -1,0 +1,97 @@
+package dev.idem.cli.commands;
+
+import dev.idem.cli.Idem;
+import dev.idem.cli.letters.DeadLetterTopic;
+import dev.idem.cli.letters.Letter;
+import dev.idem.cli.ops.Connections;
+import dev.idem.cli.ops.ReplayRecord;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code idem dlq list}: the entries of a dead-letter topic, as a table or JSON. */
+@Command(name = "list", description = "List the entries of a dead-letter topic (purged ones are left out).")
+final class DlqListCommand extends Subcommand {
+
+    @Mixin
+    TopicOptions topic;
+
+    @Mixin
+    FilterOptions filter;
+
+    @Option(names = "--limit", paramLabel = "<n>", description = "At most this many entries")
+    int limit = Integer.MAX_VALUE;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "table|json", description = "table (default) or json")
+    Output output = Output.TABLE;
+
+    @Option(names = "--include-purged", description = "Also list purged entries")
+    boolean includePurged;
+
+    @Override
+    int execute() {
+        try (Connections connections = connect(); DeadLetterTopic dlt = connections.topic(topic.broker)) {
+            DeadLetterTopic.Scan scan = dlt.scan(topic.topic, filter.filter(dlt));
+            Map<String, ReplayRecord> records = connections.hasRedis() ? connections.records().all(dlt.broker(), topic.topic)
+                    : null;
+            List<Letter> shown = scan.letters().stream()
+                    .filter(l -> includePurged || records == null || !purged(records, l)).limit(limit).toList();
+            if (output == Output.JSON) {
+                Json.print(out(), shown.stream().map(l -> json(l, records)).toList());
+            } else {
+                Table table = new Table("ENTRY", "KEY", "ORIGINAL TOPIC", "ATTEMPTS", "EXCEPTION", "FAILED AT", "REPLAYED");
+                shown.forEach(l -> table.row(l.entry(), l.idempotencyKey(), l.originalTopic(),
+                        l.attempts() < 0 ? null : l.attempts(), simpleName(l.exceptionClass()), l.failedAt(),
+                        replayed(records, l)));
+                table.print(out());
+            }
+            err().println(shown.size() + " of " + scan.scanned() + " entries in " + topic.topic + " (scanned in "
+                    + scan.millis() + " ms)" + (records == null ? "; no Redis set, so replays are not shown" : ""));
+            return Idem.OK;
+        }
+    }
+
+    private static boolean purged(Map<String, ReplayRecord> records, Letter letter) {
+        ReplayRecord record = records.get(letter.entry());
+        return record != null && record.describes(letter) && record.action().equals(ReplayRecord.PURGED);
+    }
+
+    static String replayed(Map<String, ReplayRecord> records, Letter letter) {
+        if (records == null) {
+            return "?";
+        }
+        ReplayRecord record = records.get(letter.entry());
+        if (record == null || !record.describes(letter)) {
+            return "no";
+        }
+        return switch (record.action()) {
+            case ReplayRecord.REPLAYED -> record.times() > 1 ? "yes (" + record.times() + "x)" : "yes";
+            case ReplayRecord.PURGED -> "purged";
+            default -> "no (" + record.action() + ")";
+        };
+    }
+
+    private static Map<String, Object> json(Letter letter, Map<String, ReplayRecord> records) {
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("entry", letter.entry());
+        json.put("key", letter.idempotencyKey());
+        json.put("group", letter.group());
+        json.put("originalTopic", letter.originalTopic());
+        json.put("attempts", letter.attempts() < 0 ? null : letter.attempts());
+        json.put("reason", letter.reason());
+        json.put("exception", letter.exceptionClass());
+        json.put("failedAt", letter.failedAt() == null ? null : letter.failedAt().toString());
+        ReplayRecord record = records == null ? null : records.get(letter.entry());
+        json.put("replayed", records == null ? null : record != null && record.describes(letter)
+                && record.action().equals(ReplayRecord.REPLAYED));
+        json.put("record", record != null && record.describes(letter) ? record : null);
+        return json;
+    }
+
+    static String simpleName(String className) {
+        return className == null ? null : className.substring(className.lastIndexOf('.') + 1);
+    }
+}

@@ -1,0 +1,100 @@
+package dev.idem.cli.commands;
+
+import dev.idem.cli.Idem;
+import dev.idem.cli.letters.DeadLetterTopic;
+import dev.idem.cli.ops.Connections;
+import dev.idem.cli.ops.Pacer;
+import dev.idem.cli.ops.Progress;
+import dev.idem.cli.ops.Replay;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code idem dlq replay}: sends dead letters' original messages again, once each. */
+@Command(name = "replay", description = {
+        "Send the original messages of dead letters to their original topics, so that each runs once more.",
+        "A key still dead is reset first (with --jdbc-url also its dead row in the effect ledger); a key applied "
+                + "since is not, and the consumer reports the message as a duplicate. Each replay is recorded; "
+                + "an entry replayed before is refused unless --force. Sending needs --yes."})
+final class DlqReplayCommand extends Subcommand {
+
+    @Mixin
+    TopicOptions topic;
+
+    @Mixin
+    FilterOptions filter;
+
+    @Option(names = "--all", description = "Every entry (no other filter needed)")
+    boolean all;
+
+    @Option(names = "--dry-run", description = "Show what would be sent; send nothing")
+    boolean dryRun;
+
+    @Option(names = "--yes", description = "Send")
+    boolean yes;
+
+    @Option(names = "--force", description = "Send entries replayed before, and keys whose compensation is pending")
+    boolean force;
+
+    @Option(names = "--rate", paramLabel = "<n>", description = "At most n messages a second")
+    double rate;
+
+    @Option(names = "--limit", paramLabel = "<n>", description = "At most n messages")
+    int limit = Integer.MAX_VALUE;
+
+    @Override
+    int execute() {
+        try (Connections connections = connect(); DeadLetterTopic dlt = connections.topic(topic.broker)) {
+            Selection selection = Selection.of(spec, connections, dlt, topic.topic, filter, all, limit);
+            if (selection.letters().isEmpty()) {
+                out().println("no entry of " + topic.topic + " matches (" + selection.scan().scanned() + " scanned)");
+                return Idem.OK;
+            }
+            Replay replay = new Replay(connections, dlt, topic.topic, environment());
+            List<Replay.Plan> plans = selection.letters().stream()
+                    .map(l -> replay.plan(l, selection.previous(l), force)).toList();
+            long sending = plans.stream().filter(Replay.Plan::send).count();
+            if (dryRun) {
+                Table table = new Table("ENTRY", "KEY", "ORIGINAL TOPIC", "WOULD", "WHY");
+                plans.forEach(p -> table.row(p.letter().entry(), p.letter().idempotencyKey(), p.letter().originalTopic(),
+                        p.send() ? "send" : "refuse", p.note()));
+                table.print(out());
+                out().println("dry run: " + sending + " would be sent, " + (plans.size() - sending)
+                        + " refused; nothing was sent");
+                return Idem.OK;
+            }
+            confirm(yes, "replay sends " + sending + " message(s) to their original topics (--dry-run shows them)");
+            if (connections.ledger().isEmpty()) {
+                err().println("note: no --jdbc-url: a guarded consumer's ledger still remembers dead keys and will "
+                        + "report their replays as duplicates");
+            }
+            List<Replay.Result> results = send(replay, plans);
+            Table table = new Table("ENTRY", "KEY", "OUTCOME", "DETAIL");
+            results.forEach(r -> table.row(r.letter().entry(), r.letter().idempotencyKey(), r.outcome(), r.detail()));
+            table.print(out());
+            long sent = results.stream().filter(Replay.Result::sent).count();
+            long refused = results.stream().filter(r -> r.outcome().equals("refused")).count();
+            long failed = results.size() - sent - refused;
+            out().println("sent " + sent + ", refused " + refused + ", failed " + failed);
+            return sent == results.size() ? Idem.OK : Idem.SOME_FAILED;
+        }
+    }
+
+    private List<Replay.Result> send(Replay replay, List<Replay.Plan> plans) {
+        Pacer pacer = new Pacer(rate);
+        Progress progress = new Progress(err(), plans.size(), environment().terminal());
+        List<CompletableFuture<Replay.Result>> pending = new ArrayList<>();
+        for (Replay.Plan plan : plans) {
+            if (plan.send()) {
+                pacer.await();
+            }
+            pending.add(replay.execute(plan).whenComplete((result, failure) -> progress.step(result != null && result.sent())));
+        }
+        List<Replay.Result> results = pending.stream().map(CompletableFuture::join).toList();
+        progress.finish();
+        return results;
+    }
+}

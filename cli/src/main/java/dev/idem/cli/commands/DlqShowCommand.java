@@ -1,0 +1,110 @@
+package dev.idem.cli.commands;
+
+import dev.idem.cli.CliException;
+import dev.idem.cli.Idem;
+import dev.idem.cli.letters.DeadLetterTopic;
+import dev.idem.cli.letters.Letter;
+import dev.idem.cli.ops.Connections;
+import dev.idem.cli.ops.ReplayRecord;
+import dev.idem.core.spi.ClaimRecord;
+import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code idem dlq show <entry>}: one entry in full, and its key's claim record. */
+@Command(name = "show", description = "Show one entry: headers, payload (pretty-printed when JSON), the key's claim record.")
+final class DlqShowCommand extends Subcommand {
+
+    @Mixin
+    TopicOptions topic;
+
+    @Parameters(paramLabel = "<entry>", description = "<partition>:<offset> (Kafka), <broker>:<queue>:<offset> (RocketMQ)")
+    String entry;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "table|json", description = "text (default) or json")
+    Output output = Output.TABLE;
+
+    @Override
+    int execute() {
+        try (Connections connections = connect(); DeadLetterTopic dlt = connections.topic(topic.broker)) {
+            Letter letter = dlt.read(topic.topic, entry)
+                    .orElseThrow(() -> new CliException("no entry " + entry + " in " + topic.topic));
+            Optional<ClaimRecord> claim = Optional.empty();
+            Optional<ReplayRecord> record = Optional.empty();
+            if (connections.hasRedis()) {
+                claim = letter.claimKey().flatMap(k -> connections.claims().inspect(k));
+                record = connections.records().of(dlt.broker(), topic.topic, letter);
+            }
+            if (output == Output.JSON) {
+                Map<String, Object> json = new LinkedHashMap<>();
+                json.put("entry", letter.entry());
+                json.put("topic", topic.topic);
+                json.put("writtenAt", letter.timestamp() == null ? null : letter.timestamp().toString());
+                json.put("key", Json.readable(letter.key()));
+                json.put("tags", letter.tags());
+                json.put("headers", headers(letter));
+                json.put("idem", letter.idem());
+                json.put("payload", Json.tree(letter.value()).map(Object.class::cast).orElse(Json.readable(letter.value())));
+                json.put("claim", claim.map(ClaimsCommand::json).orElse(null));
+                json.put("record", record.orElse(null));
+                Json.print(out(), json);
+            } else {
+                print(out(), letter, claim, record, connections.hasRedis());
+            }
+            return Idem.OK;
+        }
+    }
+
+    private static Map<String, String> headers(Letter letter) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        letter.headers().forEach(h -> headers.put(h.name(), Json.readable(h.value())));
+        return headers;
+    }
+
+    private void print(PrintWriter out, Letter letter, Optional<ClaimRecord> claim, Optional<ReplayRecord> record,
+                       boolean redis) {
+        out.println("entry       " + letter.entry() + " in " + topic.topic);
+        out.println("written at  " + (letter.timestamp() == null ? "-" : letter.timestamp()));
+        out.println("message key " + (letter.key() == null ? "-" : Json.readable(letter.key())));
+        if (letter.tags() != null) {
+            out.println("tags        " + letter.tags());
+        }
+        out.println("replayed    " + (!redis ? "? (no Redis set)" : record.map(ReplayRecord::summary).orElse("no")));
+        out.println();
+        out.println("Idem headers:");
+        String stackTrace = null;
+        for (Map.Entry<String, String> header : letter.idem().entrySet()) {
+            if (header.getKey().equals("idem-exception-stacktrace")) {
+                stackTrace = header.getValue();
+            } else {
+                out.println("  " + header.getKey() + ": " + header.getValue());
+            }
+        }
+        out.println();
+        out.println("Original headers:" + (letter.headers().isEmpty() ? " none" : ""));
+        headers(letter).forEach((name, value) -> out.println("  " + name + ": " + (value == null ? "(null)" : value)));
+        out.println();
+        out.println("Payload:");
+        out.println(Json.tree(letter.value()).map(Json::pretty)
+                .orElseGet(() -> letter.value() == null ? "(none: a tombstone)" : Json.readable(letter.value())));
+        out.println();
+        out.println("Claim record of " + letter.claimKey().map(Object::toString).orElse("(no key in the headers)") + ":");
+        if (!redis) {
+            out.println("  ? (no Redis set)");
+        } else if (claim.isEmpty()) {
+            out.println("  none (expired, reset, or never claimed)");
+        } else {
+            ClaimsCommand.print(out, claim.get(), "  ");
+        }
+        if (stackTrace != null) {
+            out.println();
+            out.println("Stack trace:");
+            out.println(stackTrace);
+        }
+    }
+}

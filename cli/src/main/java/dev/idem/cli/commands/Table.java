@@ -1,0 +1,64 @@
+package dev.idem.cli.commands;
+
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A plain text table: a header row, columns padded to their widest cell, long cells cut except in the
+ * last column (nothing follows it). Not thread-safe.
+ */
+final class Table {
+
+    // Wide enough for most business keys and exception names; the JSON output has every value in full.
+    private static final int MAX_CELL = 100;
+
+    private final List<String> header;
+    private final List<List<String>> rows = new ArrayList<>();
+
+    Table(String... header) {
+        this.header = List.of(header);
+    }
+
+    Table row(Object... cells) {
+        List<String> row = new ArrayList<>();
+        for (int i = 0; i < cells.length; i++) {
+            String text = cells[i] == null ? "-" : cells[i].toString().replace('\n', ' ').replace('\r', ' ');
+            row.add(i == cells.length - 1 ? text : cut(text));
+        }
+        rows.add(row);
+        return this;
+    }
+
+    boolean isEmpty() {
+        return rows.isEmpty();
+    }
+
+    void print(PrintWriter out) {
+        int[] widths = new int[header.size()];
+        for (int i = 0; i < widths.length; i++) {
+            widths[i] = header.get(i).length();
+            for (List<String> row : rows) {
+                widths[i] = Math.max(widths[i], row.get(i).length());
+            }
+        }
+        line(out, header, widths);
+        rows.forEach(row -> line(out, row, widths));
+    }
+
+    private static void line(PrintWriter out, List<String> cells, int[] widths) {
+        StringBuilder line = new StringBuilder();
+        for (int i = 0; i < cells.size(); i++) {
+            String cell = cells.get(i);
+            line.append(cell);
+            if (i < cells.size() - 1) {
+                line.append(" ".repeat(widths[i] - cell.length() + 2));
+            }
+        }
+        out.println(line);
+    }
+
+    private static String cut(String text) {
+        return text.length() <= MAX_CELL ? text : text.substring(0, MAX_CELL - 1) + "…";
+    }
+}

@@ -1,0 +1,121 @@
+package dev.idem.cli.letters;
+
+import dev.idem.core.IdempotencyKey;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One entry of a dead-letter topic: where it sits, the original message (key, value, headers without
+ * Idem's; RocketMQ tags and keys) and Idem's {@code idem-} headers. Immutable; arrays are not copied.
+ *
+ * @param entry     where it sits: {@code <partition>:<offset>} (Kafka), {@code <broker>:<queue>:<offset>} (RocketMQ)
+ * @param key       the message key (Kafka record key), or null
+ * @param value     the payload, or null (a Kafka tombstone)
+ * @param headers   the original headers or user properties, in order, without {@code idem-} ones
+ * @param idem      Idem's headers by full name ({@code idem-reason}...); the stack trace only when read in full
+ * @param tags      RocketMQ tags, or null
+ * @param keys      RocketMQ keys, or null
+ * @param timestamp when the dead letter was written, or null
+ */
+public record Letter(String entry, byte[] key, byte[] value, List<Header> headers, Map<String, String> idem,
+                     String tags, String keys, Instant timestamp) {
+
+    /** @throws NullPointerException if entry, headers or idem is null */
+    public Letter {
+        Objects.requireNonNull(entry, "entry");
+        headers = List.copyOf(headers);
+        // In the order the headers came, which is the order Idem writes them.
+        idem = Collections.unmodifiableMap(new LinkedHashMap<>(idem));
+    }
+
+    /**
+     * A header of the original message; its value may be null (Kafka allows it).
+     *
+     * @param name  header name
+     * @param value header value, or null
+     */
+    public record Header(String name, byte[] value) {
+    }
+
+    /** The consumer group that dead-lettered it, or null. */
+    public String group() {
+        return idem.get("idem-consumer-group");
+    }
+
+    /** The topic the message came from, or null. */
+    public String originalTopic() {
+        return idem.get("idem-original-topic");
+    }
+
+    /** The partition or queue id the message came from, or -1. */
+    public int originalPartition() {
+        return number(idem.get("idem-original-partition"));
+    }
+
+    /** The idempotency key's value, or null. */
+    public String idempotencyKey() {
+        return idem.get("idem-idempotency-key");
+    }
+
+    /** The key of its claim record, if the letter names group, original topic and key. */
+    public Optional<IdempotencyKey> claimKey() {
+        if (group() == null || originalTopic() == null || idempotencyKey() == null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(new IdempotencyKey(group(), originalTopic(), idempotencyKey()));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Handler attempts made, or -1 when unknown. */
+    public int attempts() {
+        return number(idem.get("idem-attempts"));
+    }
+
+    /** Why it was dead-lettered, or null. */
+    public String reason() {
+        return idem.get("idem-reason");
+    }
+
+    /** Class of the last failure, or null. */
+    public String exceptionClass() {
+        return idem.get("idem-exception-class");
+    }
+
+    /** When it failed the last time, or null when unknown. */
+    public Instant failedAt() {
+        String text = idem.get("idem-last-failure-at");
+        if (text == null) {
+            return null;
+        }
+        try {
+            return Instant.parse(text);
+        } catch (DateTimeParseException e) {
+            return null;
+        }
+    }
+
+    /** Whether Idem wrote it (it carries the headers a replay needs). */
+    public boolean fromIdem() {
+        return claimKey().isPresent();
+    }
+
+    private static int number(String text) {
+        if (text == null) {
+            return -1;
+        }
+        try {
+            return Integer.parseInt(text);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package dev.idem.cli.letters;
+
+import java.time.Instant;
+import java.util.Set;
+
+/**
+ * Which dead letters a command acts on; every condition given must hold. Immutable.
+ *
+ * @param entries   positions ({@code 0:17}); empty for any
+ * @param keys      idempotency keys; empty for any
+ * @param group     consumer group, or null for any
+ * @param topic     original topic, or null for any
+ * @param exception exception class (full or simple name), or null for any
+ * @param from      failed at or after, or null
+ * @param to        failed before, or null
+ */
+public record LetterFilter(Set<String> entries, Set<String> keys, String group, String topic, String exception,
+                           Instant from, Instant to) {
+
+    /** Every letter. */
+    public static final LetterFilter ALL = new LetterFilter(Set.of(), Set.of(), null, null, null, null, null);
+
+    /** Copies the sets. */
+    public LetterFilter {
+        entries = Set.copyOf(entries);
+        keys = Set.copyOf(keys);
+    }
+
+    /** Whether no condition is given. */
+    public boolean isEmpty() {
+        return equals(ALL);
+    }
+
+    /** Whether {@code letter} meets every condition. */
+    public boolean matches(Letter letter) {
+        if (!entries.isEmpty() && !entries.contains(letter.entry())) {
+            return false;
+        }
+        if (!keys.isEmpty() && !keys.contains(letter.idempotencyKey())) {
+            return false;
+        }
+        if (group != null && !group.equals(letter.group())) {
+            return false;
+        }
+        if (topic != null && !topic.equals(letter.originalTopic())) {
+            return false;
+        }
+        if (exception != null && !sameClass(letter.exceptionClass(), exception)) {
+            return false;
+        }
+        if (from != null || to != null) {
+            Instant failedAt = letter.failedAt();
+            return failedAt != null && (from == null || !failedAt.isBefore(from)) && (to == null || failedAt.isBefore(to));
+        }
+        return true;
+    }
+
+    /** {@code java.lang.IllegalStateException} is matched by itself and by {@code IllegalStateException}. */
+    private static boolean sameClass(String actual, String wanted) {
+        return actual != null && (actual.equals(wanted) || actual.endsWith("." + wanted) || actual.endsWith("$" + wanted));
+    }
+}

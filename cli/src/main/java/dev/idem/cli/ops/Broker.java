@@ -1,0 +1,6 @@
+package dev.idem.cli.ops;
+
+/** The brokers whose dead-letter topics the command reads. */
+public enum Broker {
+    KAFKA, ROCKETMQ
+}

@@ -1,0 +1,51 @@
+package dev.idem.cli.ops;
+
+import java.io.PrintWriter;
+
+/**
+ * A progress bar on the error stream for long replays, redrawn at most ten times a second; silent
+ * when the output is not a terminal. Thread-safe.
+ */
+public final class Progress {
+
+    private static final int WIDTH = 30;
+    private static final long REDRAW_NANOS = 100_000_000L;
+
+    private final PrintWriter err;
+    private final int total;
+    private final boolean enabled;
+    private int done;
+    private int failed;
+    private long drawnAt;
+
+    /** A bar over {@code total} messages, drawn only if {@code enabled}. */
+    public Progress(PrintWriter err, int total, boolean enabled) {
+        this.err = err;
+        this.total = total;
+        this.enabled = enabled && total > 0;
+    }
+
+    /** One message finished. */
+    public synchronized void step(boolean ok) {
+        done++;
+        if (!ok) {
+            failed++;
+        }
+        long now = System.nanoTime();
+        if (enabled && (now - drawnAt > REDRAW_NANOS || done == total)) {
+            drawnAt = now;
+            int filled = (int) ((long) WIDTH * done / total);
+            err.print("\r[" + "#".repeat(filled) + ".".repeat(WIDTH - filled) + "] " + done + "/" + total
+                    + (failed > 0 ? "  " + failed + " not sent" : ""));
+            err.flush();
+        }
+    }
+
+    /** Ends the bar's line. */
+    public synchronized void finish() {
+        if (enabled && done > 0) {
+            err.println();
+            err.flush();
+        }
+    }
+}

@@ -1,0 +1,5 @@
+/**
+ * What commands do to Redis, the effect ledger and brokers: connections opened on demand, replays
+ * (reset a dead key, forget its ledger row, send, record), the replay records, pacing and progress.
+ */
+package dev.idem.cli.ops;

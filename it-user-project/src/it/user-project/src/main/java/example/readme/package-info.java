@@ -1,0 +1,7 @@
+/**
+ * The README's Java examples, cut from here: each README block is the region between
+ * {@code // tag::name[]} and {@code // end::name[]} that its {@code <!-- snippet: ... -->} marker
+ * names, and {@code ReadmeSnippetsTest} fails when the two differ. They compile against Idem's
+ * published API as a user's code does; the code outside the regions stands for the user's own.
+ */
+package example.readme;

@@ -1,0 +1,174 @@
+package example.readme;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The README's Java examples cannot drift from code that compiles: every {@code ```java} block
+ * follows a line {@code <!-- snippet: <path>#<tag> -->} (path from the repository root) and must
+ * equal the regions between {@code // tag::<tag>[]} and {@code // end::<tag>[]} of that file, each
+ * without its common indentation, several regions joined by one blank line. The README's
+ * dependency blocks name Idem artifacts this project builds with, at its version.
+ */
+class ReadmeSnippetsTest {
+
+    private static final String PROJECT = "it-user-project/src/it/user-project/";
+    private static final Pattern MARKER = Pattern.compile("<!-- snippet: " + Pattern.quote(PROJECT) + "(\\S+)#(\\S+) -->");
+    private static final Pattern TAG = Pattern.compile("^\\s*// (tag|end)::([a-z0-9-]+)\\[\\]\\s*$");
+    private static final Pattern IDEM_ARTIFACT = Pattern.compile(
+            "<groupId>dev\\.idem</groupId>\\s*<artifactId>([^<]+)</artifactId>(?:\\s*<version>([^<]+)</version>)?");
+
+    private final Path basedir = Path.of(System.getProperty("basedir", "."));
+
+    private static String readme() throws IOException {
+        String path = System.getProperty("idem.readme");
+        assertTrue(path != null && !path.isBlank(), "system property idem.readme (the README's path) is not set: "
+                + "run this project through Idem's it-user-project module");
+        return Files.readString(Path.of(path), StandardCharsets.UTF_8);
+    }
+
+    /** A fenced block of the README and the line before it. */
+    private record Block(int line, String marker, String language, String text) {
+    }
+
+    private static List<Block> blocks(String readme) {
+        List<String> lines = readme.lines().toList();
+        List<Block> blocks = new ArrayList<>();
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).startsWith("```") && lines.get(i).length() > 3) {
+                int start = i;
+                StringBuilder text = new StringBuilder();
+                for (i++; i < lines.size() && !lines.get(i).equals("```"); i++) {
+                    text.append(lines.get(i).stripTrailing()).append('\n');
+                }
+                blocks.add(new Block(start + 1, start == 0 ? "" : lines.get(start - 1), lines.get(start).substring(3),
+                        text.toString()));
+            }
+        }
+        return blocks;
+    }
+
+    /** The regions of {@code file} tagged {@code tag}, each without its common indentation. */
+    static String regions(List<String> file, String tag) {
+        List<String> regions = new ArrayList<>();
+        List<String> region = null;
+        for (String line : file) {
+            Matcher matcher = TAG.matcher(line);
+            if (matcher.matches() && matcher.group(2).equals(tag)) {
+                if (matcher.group(1).equals("tag")) {
+                    region = new ArrayList<>();
+                } else if (region != null) {
+                    regions.add(dedent(region));
+                    region = null;
+                }
+            } else if (region != null && !TAG.matcher(line).matches()) {
+                region.add(line);
+            }
+        }
+        return regions.isEmpty() ? null : String.join("\n", regions);
+    }
+
+    private static String dedent(List<String> lines) {
+        int indent = lines.stream().filter(l -> !l.isBlank()).mapToInt(l -> l.length() - l.stripLeading().length())
+                .min().orElse(0);
+        return lines.stream().map(l -> l.isBlank() ? "" : l.substring(indent).stripTrailing())
+                .map(l -> l + "\n").collect(Collectors.joining());
+    }
+
+    @Test
+    void everyJavaBlockOfTheReadmeIsCutFromCompiledSource() throws IOException {
+        List<String> problems = new ArrayList<>();
+        for (Block block : blocks(readme())) {
+            if (!block.language().equals("java")) {
+                continue;
+            }
+            Matcher marker = MARKER.matcher(block.marker().strip());
+            if (!marker.matches()) {
+                problems.add("README line " + block.line() + ": a java block without a line '<!-- snippet: " + PROJECT
+                        + "<path>#<tag> -->' before it; write it in this project's sources and mark it");
+                continue;
+            }
+            Path source = basedir.resolve(marker.group(1));
+            if (!Files.isRegularFile(source)) {
+                problems.add("README line " + block.line() + ": no file " + source);
+                continue;
+            }
+            String expected = regions(Files.readAllLines(source, StandardCharsets.UTF_8), marker.group(2));
+            if (expected == null) {
+                problems.add("README line " + block.line() + ": no region '" + marker.group(2) + "' in " + source);
+            } else if (!expected.equals(block.text())) {
+                problems.add("README line " + block.line() + " differs from " + marker.group(1) + "#" + marker.group(2)
+                        + "; the README should have:\n```java\n" + expected + "```");
+            }
+        }
+        if (!problems.isEmpty()) {
+            fail(String.join("\n\n", problems));
+        }
+    }
+
+    @Test
+    void everyTaggedRegionIsShownInTheReadme() throws IOException {
+        String readme = readme();
+        Set<String> unshown = new TreeSet<>();
+        for (String folder : List.of("src/main/java/example/readme", "src/test/java/example/readme")) {
+            try (Stream<Path> files = Files.list(basedir.resolve(folder))) {
+                for (Path file : files.toList()) {
+                    for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                        Matcher tag = TAG.matcher(line);
+                        String reference = folder + "/" + file.getFileName() + "#" + (tag.matches() ? tag.group(2) : "");
+                        if (tag.matches() && !readme.contains("<!-- snippet: " + PROJECT + reference + " -->")) {
+                            unshown.add(reference);
+                        }
+                    }
+                }
+            }
+        }
+        assertEquals(Set.of(), unshown, "regions no README block shows");
+    }
+
+    @Test
+    void theReadmesDependencyBlocksNameIdemArtifactsThisProjectBuildsWithAtItsVersion() throws IOException {
+        String version = System.getProperty("idem.version");
+        Set<String> built = new TreeSet<>();
+        Matcher own = IDEM_ARTIFACT.matcher(Files.readString(basedir.resolve("pom.xml"), StandardCharsets.UTF_8));
+        while (own.find()) {
+            built.add(own.group(1));
+        }
+        List<String> problems = new ArrayList<>();
+        for (Block block : blocks(readme())) {
+            Matcher artifact = IDEM_ARTIFACT.matcher(block.text());
+            while (block.language().equals("xml") && artifact.find()) {
+                if (!built.contains(artifact.group(1))) {
+                    problems.add("README line " + block.line() + ": " + artifact.group(1) + " is none of " + built);
+                }
+                if (artifact.group(2) != null && !artifact.group(2).equals(version)) {
+                    problems.add("README line " + block.line() + ": " + artifact.group(1) + " at " + artifact.group(2)
+                            + ", but Idem's version is " + version);
+                }
+            }
+        }
+        Matcher gradle = Pattern.compile("dev\\.idem:(idem-[a-z-]+):([^\"\\s)]+)").matcher(readme());
+        while (gradle.find()) {
+            if (!built.contains(gradle.group(1)) || !gradle.group(2).equals(version)) {
+                problems.add("README: " + gradle.group() + ", but this project builds with " + built + " at " + version);
+            }
+        }
+        assertTrue(built.size() >= 4, "Idem artifacts found in this project's pom: " + built);
+        assertEquals(List.of(), problems);
+    }
+}

@@ -1,0 +1,89 @@
+package dev.idem.kafka;
+
+import dev.idem.core.DedupCheck;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.KeySource;
+import dev.idem.core.NonRetryableException;
+import dev.idem.core.PayloadCodec;
+import dev.idem.core.jdbc.JdbcEffectLedger;
+import dev.idem.core.jdbc.LedgerFixture;
+import dev.idem.redis.RedisClaimStore;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/**
+ * A consumer process of its own, started by {@link CompensationAfterKillIT}: every record is a
+ * poison record, dead-lettered on its first failure. The compensation writes {@code started <key>}
+ * to {@code <out>.started}; then, when {@code hang} is true, it never returns (the test kills the
+ * process with SIGKILL there), otherwise it writes {@code done <key>} to {@code <out>.done}.
+ *
+ * <p>Arguments: bootstrap servers, group, topic, Redis URI, key prefix, output path prefix, hang,
+ * then {@code none} (Redis-only mode) or {@code ledger} with the JDBC URL, user and password of the
+ * database whose ledger table guards the key.
+ */
+public final class ChildCompensationMain {
+
+    /** The lease: short, so the test does not wait long for the killed owner's compensation lease. */
+    static final Duration LEASE = Duration.ofSeconds(2);
+
+    private ChildCompensationMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Config config = new Config();
+        config.useSingleServer().setAddress(args[3]);
+        RedissonClient redisson = Redisson.create(config);
+        String out = args[5];
+        boolean hang = Boolean.parseBoolean(args[6]);
+        IdempotentProcessor.Builder<byte[]> processor;
+        if (args[7].equals("none")) {
+            processor = IdempotentProcessor.<byte[]>builder(delivery -> {
+                throw new NonRetryableException("poison");
+            }).dedupCheck(DedupCheck.none());
+        } else {
+            JdbcEffectLedger ledger = JdbcEffectLedger.builder(LedgerFixture.dataSource(args[8], args[9], args[10]))
+                    .build();
+            processor = ledger.processor((delivery, tx) -> {
+                throw new NonRetryableException("poison");
+            });
+        }
+        processor.claims(RedisClaimStore.builder(redisson).keyPrefix(args[4]).build())
+                .codec(PayloadCodec.bytes())
+                .keys(KeySource.messageKey())
+                .lease(LEASE)
+                .compensation(letter -> {
+                    append(out + ".started", "started " + letter.key().value());
+                    while (hang) {
+                        TimeUnit.SECONDS.sleep(60);
+                    }
+                    append(out + ".done", "done " + letter.key().value());
+                });
+        IdemKafkaConsumer<byte[]> consumer = IdemKafkaConsumer.builder(Map.of(
+                        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, args[0],
+                        ConsumerConfig.GROUP_ID_CONFIG, args[1],
+                        ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                        // the killed process leaves the group after this, not Kafka's default 45 s
+                        ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000,
+                        ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_000), processor)
+                .topics(args[2]).build();
+        consumer.start();
+        // Runs until the test kills the process.
+        while (true) {
+            TimeUnit.SECONDS.sleep(60);
+        }
+    }
+
+    private static void append(String file, String line) throws Exception {
+        Files.writeString(Path.of(file), line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND);
+    }
+}
