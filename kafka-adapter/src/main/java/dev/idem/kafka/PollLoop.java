@@ -72,7 +72,14 @@ final class PollLoop<T> implements Runnable {
     private final Map<TopicPartition, OffsetAndMetadata> committedInJob = new HashMap<>();
     private volatile boolean stopping;
     private boolean closingConsumer;
+    // A JVM error stopped the loop: it commits nothing more, as a crashed process would not.
+    private boolean crashed;
     private PollJob<T> job;
+    // The latest offsets handed to commitAsync, per partition: committed again, synchronously, when a
+    // partition is revoked and at the close, so a lost asynchronous commit does not outlive either.
+    private final Map<TopicPartition, OffsetAndMetadata> committedAsync = new HashMap<>();
+    // A commitAsync the consumer cannot go on after (e.g. not authorized): thrown on the poll thread.
+    private RuntimeException asyncCommitFailure;
     private Instant lastProgressCommit;
     private Instant started;
     private boolean joined;
@@ -101,11 +108,13 @@ final class PollLoop<T> implements Runnable {
 
     @Override
     public void run() {
-        boolean crashed = false;
         try {
             started = settings.clock().instant();
             consumer.subscribe(settings.topics(), new Rebalance());
             while (!stopping) {
+                if (asyncCommitFailure != null) {
+                    throw asyncCommitFailure;
+                }
                 if (job == null) {
                     resumeDue();
                     checkJoined();
@@ -164,7 +173,7 @@ final class PollLoop<T> implements Runnable {
     private void keepMembership() {
         if (Duration.between(lastProgressCommit, settings.clock().instant()).compareTo(PROGRESS_COMMIT_INTERVAL) >= 0) {
             lastProgressCommit = settings.clock().instant();
-            commit(ours(job.progress()));
+            commitAsync(ours(job.progress()));
         }
         ConsumerRecords<byte[], byte[]> early = consumer.poll(Duration.ZERO);
         // Records of a partition assigned before the listener could pause it: take them back for later.
@@ -178,7 +187,7 @@ final class PollLoop<T> implements Runnable {
         PollJob<T> done = job;
         job = null;
         PollResult result = done.result();
-        commit(ours(result.commits()));
+        commitAsync(ours(result.commits()));
         Instant now = settings.clock().instant();
         Set<TopicPartition> assigned = consumer.assignment();
         result.redeliveries().forEach((partition, redelivery) -> {
@@ -197,6 +206,7 @@ final class PollLoop<T> implements Runnable {
     /** Stop, finish or give up after the close timeout, commit what finished. */
     private void drain() throws InterruptedException {
         if (job == null) {
+            confirmAsyncCommits(null);
             return;
         }
         long deadline = System.nanoTime() + settings.closeTimeout().toNanos();
@@ -207,8 +217,10 @@ final class PollLoop<T> implements Runnable {
         }
         if (job.isDone()) {
             finishJob();
+            confirmAsyncCommits(null);
             return;
         }
+        confirmAsyncCommits(null);
         commit(ours(job.progress()));
         LOG.warn("closing with records still running after {} on {}: finished records are committed; the rest "
                 + "are redelivered to the group, which finds them busy until they end; lease renewal and the "
@@ -256,6 +268,43 @@ final class PollLoop<T> implements Runnable {
         }
     }
 
+    /**
+     * Commits without waiting for the answer, so the next poll's records are fetched and claimed
+     * meanwhile. A lost commit costs nothing but redelivery (the records are found done); commits
+     * that must have landed (a revoked partition, the close) go through {@link #commit}, after
+     * these in order.
+     */
+    private void commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        if (offsets.isEmpty()) {
+            return;
+        }
+        consumer.commitAsync(offsets, (committed, failure) -> {
+            if (failure == null) {
+                return;
+            }
+            if (failure instanceof RuntimeException e && !KafkaFailures.isRecoverableCommitFailure(e)) {
+                asyncCommitFailure = e;
+                return;
+            }
+            LOG.warn("commit of {} failed ({}); those records will be delivered again and found done", offsets,
+                    failure.toString());
+            events.failed(failure, false);
+        });
+        committedInJob.putAll(offsets);
+        committedAsync.putAll(offsets);
+    }
+
+    /** Commits again, and waits for, what went asynchronously for these partitions (null: all). */
+    private void confirmAsyncCommits(Collection<TopicPartition> partitions) {
+        Map<TopicPartition, OffsetAndMetadata> confirm = new HashMap<>(committedAsync);
+        if (partitions != null) {
+            confirm.keySet().retainAll(partitions);
+        }
+        confirm.keySet().retainAll(consumer.assignment());
+        committedAsync.keySet().removeAll(partitions == null ? List.copyOf(committedAsync.keySet()) : partitions);
+        commit(confirm);
+    }
+
     private void resumeDue() {
         if (pausedUntil.isEmpty()) {
             return;
@@ -293,6 +342,9 @@ final class PollLoop<T> implements Runnable {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             partitions.forEach(pausedUntil::remove);
+            if (!partitions.isEmpty() && !crashed) {
+                confirmAsyncCommits(partitions);
+            }
             if (job == null || partitions.isEmpty()) {
                 return;
             }
@@ -317,6 +369,7 @@ final class PollLoop<T> implements Runnable {
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             partitions.forEach(pausedUntil::remove);
+            committedAsync.keySet().removeAll(partitions);
             if (job != null) {
                 job.stop(partitions);
                 revokedDuringJob.addAll(partitions);
