@@ -31,10 +31,13 @@ public record Environment(Map<String, String> variables, Path home, String host,
         Objects.requireNonNull(clock, "clock");
     }
 
-    /** The process's own environment. */
+    /**
+     * The process's own environment. Its clock is in this machine's time zone, in which times without
+     * a zone ({@code --from 2026-11-22T03:00}) are read.
+     */
     public static Environment system() {
         return new Environment(System.getenv(), Path.of(System.getProperty("user.home")), hostName(),
-                System.getProperty("user.name", "unknown"), Clock.systemUTC(), System.console() != null);
+                System.getProperty("user.name", "unknown"), Clock.systemDefaultZone(), System.console() != null);
     }
 
     /** An environment variable, or null. */

@@ -26,7 +26,8 @@ import picocli.CommandLine.Spec;
         subcommands = {DlqCommand.class, ClaimsCommand.class, CompensationsCommand.class,
                 AutoComplete.GenerateCompletion.class},
         footer = {"", "Settings: a flag, else its environment variable, else the profile file",
-                "  (~/.idem/profiles.properties: <profile>.<setting>=value, e.g. default.redis-url=...).",
+                "  ~/.idem/profiles.properties, lines <profile>.<setting>=value",
+                "  (default.redis-url=redis://127.0.0.1:6379).",
                 "Exit codes: 0 ok; 1 some messages failed or were refused; 2 usage or connection error.",
                 "Shell completion: source <(idem generate-completion)"})
 public final class IdemCommand implements Runnable {

@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TimeZone;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -45,6 +47,17 @@ class CommandLineTest {
         Operator.Run run = new Operator(Map.of(), home).idem("generate-completion");
         assertThat(run.code()).isZero();
         assertThat(run.out()).contains("complete -F _complete_idem", "replay", "--broker");
+        assertThat(run.out()).as("the values an operator types").contains("(\"kafka\" \"rocketmq\")",
+                "(\"table\" \"json\")").doesNotContain("\"KAFKA\"", "\"JSON\"");
+    }
+
+    @Test
+    void helpNamesTheBrokersAsTypedAndKeepsTheProfileExampleOnOneLine(@TempDir Path home) {
+        Operator operator = new Operator(Map.of(), home);
+
+        assertThat(operator.idem("dlq", "list", "--help").out()).contains("kafka, rocketmq").doesNotContain("KAFKA, ROCKETMQ");
+        assertThat(operator.idem("compensations", "pending", "--help").out()).contains("kafka, rocketmq");
+        assertThat(operator.idem("--help").out()).contains("default.redis-url=redis://127.0.0.1:6379");
     }
 
     @Test
@@ -58,5 +71,19 @@ class CommandLineTest {
         assertThat(Idem.time("7d", clock)).isEqualTo(Instant.parse("2026-11-15T03:00:00Z"));
         assertThatThrownBy(() -> Idem.time("last tuesday", clock))
                 .isInstanceOf(CommandLine.TypeConversionException.class).hasMessageContaining("is not a time");
+    }
+
+    @Test
+    void theOperatorsTimesWithoutAZoneAreReadInThisMachinesZone() {
+        TimeZone before = TimeZone.getDefault();
+        try {
+            TimeZone.setDefault(TimeZone.getTimeZone("Asia/Tokyo"));
+            Clock clock = Environment.system().clock();
+
+            assertThat(clock.getZone()).isEqualTo(ZoneId.of("Asia/Tokyo"));
+            assertThat(Idem.time("2026-11-22T03:00", clock)).isEqualTo(Instant.parse("2026-11-21T18:00:00Z"));
+        } finally {
+            TimeZone.setDefault(before);
+        }
     }
 }

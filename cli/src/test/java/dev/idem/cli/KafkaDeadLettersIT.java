@@ -139,7 +139,13 @@ class KafkaDeadLettersIT {
             assertThat(after.get(0).get("replayed").asBoolean()).isTrue();
             assertThat(after.get(0).get("record").get("times").asInt()).isEqualTo(2);
             assertThat(after.get(1).get("replayed").asBoolean()).isFalse();
-            assertThat(operator.idem("dlq", "purge", "-b", "kafka", "-t", dlt, "--key", ids.get(2), "--yes").code()).isZero();
+            Operator.Run purged = operator.idem("dlq", "purge", "-b", "kafka", "-t", dlt, "--key", ids.get(2), "--yes");
+            assertThat(purged.code()).as(purged.toString()).isZero();
+            assertThat(purged.out()).contains("purged 1 entry of " + dlt);
+            Operator.Run purgedAgain = operator.idem("dlq", "purge", "-b", "kafka", "-t", dlt, "--key", ids.get(2), "--yes");
+            assertThat(purgedAgain.code()).as(purgedAgain.toString()).isZero();
+            assertThat(purgedAgain.out()).as("not 'would be purged': nothing was").contains("no entry of " + dlt
+                    + " matches (3 scanned; purged entries are left out)").doesNotContain("would");
             assertThat(operator.idem("dlq", "list", "-b", "kafka", "-t", dlt).out()).doesNotContain(ids.get(2));
             assertThat(operator.idem("dlq", "list", "-b", "kafka", "-t", dlt, "--include-purged").out())
                     .containsPattern(ids.get(2) + ".*purged");

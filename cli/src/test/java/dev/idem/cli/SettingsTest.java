@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.cli.config.Setting;
 import dev.idem.cli.config.Settings;
+import dev.idem.cli.letters.KafkaDeadLetterTopic;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -66,5 +67,32 @@ class SettingsTest {
         assertThatThrownBy(() -> settings.require(Setting.KAFKA_BOOTSTRAP))
                 .hasMessage("the Kafka bootstrap servers is not set: use --kafka-bootstrap, IDEM_KAFKA_BOOTSTRAP or "
                         + "'kafka-bootstrap' in the profile file");
+    }
+
+    @Test
+    void theReadmesSaslSslProfileGivesTheKafkaClientsTheirSettingsAndATypoIsRefusedByName(@TempDir Path home)
+            throws IOException {
+        // The profile shown in README.md, "Operating"
+        profiles(home, """
+                prod.kafka-bootstrap=kafka-1.prod.example:9093
+                prod.kafka.security.protocol=SASL_SSL
+                prod.kafka.sasl.mechanism=SCRAM-SHA-512
+                prod.kafka.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\
+                    username="idem-ops" password="change-me";
+                prod.kafka.ssl.truststore.location=/etc/idem/kafka-truststore.p12
+                prod.kafka.ssl.truststore.password=change-me
+                """);
+
+        Settings settings = Settings.resolve(Map.of(), environment(Map.of(), home), null, "prod");
+
+        assertThat(settings.kafkaProperties()).containsEntry("security.protocol", "SASL_SSL")
+                .containsEntry("sasl.mechanism", "SCRAM-SHA-512")
+                .containsEntry("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                        + "username=\"idem-ops\" password=\"change-me\";")
+                .containsEntry("ssl.truststore.location", "/etc/idem/kafka-truststore.p12").hasSize(5);
+        KafkaDeadLetterTopic.checkClientSettings(settings.kafkaProperties());
+        assertThatThrownBy(() -> KafkaDeadLetterTopic.checkClientSettings(Map.of("security.protocl", "SSL")))
+                .isInstanceOf(CliException.class)
+                .hasMessage("kafka.security.protocl in the profile file is not a Kafka client setting");
     }
 }

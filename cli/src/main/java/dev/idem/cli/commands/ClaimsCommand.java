@@ -55,7 +55,8 @@ public final class ClaimsCommand implements Runnable {
     @Command(name = "show", description = "Show a key's claim record.")
     static final class Show extends KeyCommand {
 
-        @Option(names = {"-o", "--output"}, paramLabel = "table|json", description = "text (default) or json")
+        @Option(names = {"-o", "--output"}, paramLabel = "table|json", completionCandidates = Output.Names.class,
+                description = "text (default) or json")
         Output output = Output.TABLE;
 
         @Override

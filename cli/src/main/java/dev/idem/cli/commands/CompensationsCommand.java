@@ -53,13 +53,15 @@ public final class CompensationsCommand implements Runnable {
         @Option(names = "--limit", paramLabel = "<n>", description = "At most n keys; default 1000")
         int limit = 1_000;
 
-        @Option(names = {"-o", "--output"}, paramLabel = "table|json", description = "table (default) or json")
+        @Option(names = {"-o", "--output"}, paramLabel = "table|json", completionCandidates = Output.Names.class,
+                description = "table (default) or json")
         Output output = Output.TABLE;
 
         @Option(names = "--run", description = "Have the consumer run them: resend their dead letters")
         boolean run;
 
-        @Option(names = {"-b", "--broker"}, paramLabel = "kafka|rocketmq", description = "With --run: the broker")
+        @Option(names = {"-b", "--broker"}, paramLabel = "kafka|rocketmq", completionCandidates = Broker.Names.class,
+                description = "With --run: the broker: ${COMPLETION-CANDIDATES}")
         Broker broker;
 
         @Option(names = {"-t", "--topic"}, paramLabel = "<topic>", description = "With --run: the dead-letter topic")

@@ -25,7 +25,8 @@ final class DlqListCommand extends Subcommand {
     @Option(names = "--limit", paramLabel = "<n>", description = "At most this many entries")
     int limit = Integer.MAX_VALUE;
 
-    @Option(names = {"-o", "--output"}, paramLabel = "table|json", description = "table (default) or json")
+    @Option(names = {"-o", "--output"}, paramLabel = "table|json", completionCandidates = Output.Names.class,
+            description = "table (default) or json")
     Output output = Output.TABLE;
 
     @Option(names = "--include-purged", description = "Also list purged entries")

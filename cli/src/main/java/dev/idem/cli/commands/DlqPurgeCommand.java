@@ -44,24 +44,31 @@ final class DlqPurgeCommand extends Subcommand {
             Selection selection = Selection.of(spec, connections, dlt, topic.topic, filter, all, limit);
             Table table = new Table("ENTRY", "KEY", "ORIGINAL TOPIC", "FAILED AT");
             selection.letters().forEach(l -> table.row(l.entry(), l.idempotencyKey(), l.originalTopic(), l.failedAt()));
-            if (dryRun || selection.letters().isEmpty()) {
-                if (!table.isEmpty()) {
-                    table.print(out());
-                }
-                out().println((dryRun ? "dry run: " : "") + selection.letters().size() + " entr"
-                        + (selection.letters().size() == 1 ? "y" : "ies") + " would be purged");
+            int count = selection.letters().size();
+            if (count == 0) {
+                out().println("no entry of " + topic.topic + " matches (" + selection.scan().scanned()
+                        + " scanned; purged entries are left out)");
                 return Idem.OK;
             }
-            confirm(yes, "purge marks " + selection.letters().size() + " entries of " + topic.topic + " as dealt with");
+            if (dryRun) {
+                table.print(out());
+                out().println("dry run: " + entries(count) + " would be purged; nothing was changed");
+                return Idem.OK;
+            }
+            confirm(yes, "purge marks " + entries(count) + " of " + topic.topic + " as dealt with");
             Replay replay = new Replay(connections, dlt, topic.topic, environment());
             ReplayRecords records = connections.records();
             for (Letter letter : selection.letters()) {
                 records.put(dlt.broker(), topic.topic, letter.entry(), replay.record(ReplayRecord.PURGED, letter, null, 0));
             }
             table.print(out());
-            out().println("purged " + selection.letters().size() + " entries of " + topic.topic
+            out().println("purged " + entries(count) + " of " + topic.topic
                     + "; they stay on the topic until its retention removes them");
             return Idem.OK;
         }
+    }
+
+    private static String entries(int count) {
+        return count + (count == 1 ? " entry" : " entries");
     }
 }

@@ -50,7 +50,8 @@ final class DlqReplayCommand extends Subcommand {
         try (Connections connections = connect(); DeadLetterTopic dlt = connections.topic(topic.broker)) {
             Selection selection = Selection.of(spec, connections, dlt, topic.topic, filter, all, limit);
             if (selection.letters().isEmpty()) {
-                out().println("no entry of " + topic.topic + " matches (" + selection.scan().scanned() + " scanned)");
+                out().println("no entry of " + topic.topic + " matches (" + selection.scan().scanned()
+                        + " scanned; purged entries are left out)");
                 return Idem.OK;
             }
             Replay replay = new Replay(connections, dlt, topic.topic, environment());

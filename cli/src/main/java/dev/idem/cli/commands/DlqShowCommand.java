@@ -26,7 +26,8 @@ final class DlqShowCommand extends Subcommand {
     @Parameters(paramLabel = "<entry>", description = "<partition>:<offset> (Kafka), <broker>:<queue>:<offset> (RocketMQ)")
     String entry;
 
-    @Option(names = {"-o", "--output"}, paramLabel = "table|json", description = "text (default) or json")
+    @Option(names = {"-o", "--output"}, paramLabel = "table|json", completionCandidates = Output.Names.class,
+            description = "text (default) or json")
     Output output = Output.TABLE;
 
     @Override

@@ -7,7 +7,8 @@ import picocli.CommandLine.Option;
 final class TopicOptions {
 
     @Option(names = {"-b", "--broker"}, required = true, paramLabel = "kafka|rocketmq",
-            description = "The broker holding the dead-letter topic: ${COMPLETION-CANDIDATES}")
+            completionCandidates = Broker.Names.class,
+            description = "Broker of the dead-letter topic: ${COMPLETION-CANDIDATES}")
     Broker broker;
 
     @Option(names = {"-t", "--topic"}, required = true, paramLabel = "<topic>",

@@ -54,8 +54,12 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
 
     /**
      * Connects to {@code bootstrap} with extra client settings (TLS, SASL).
+     *
+     * @throws CliException if a client setting is not one of Kafka's (a typo would otherwise be dropped
+     *                      silently and surface as an unreachable broker)
      */
     public KafkaDeadLetterTopic(String bootstrap, Map<String, String> clientSettings) {
+        checkClientSettings(clientSettings);
         this.bootstrap = bootstrap;
         Map<String, Object> config = new HashMap<>(clientSettings);
         config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -68,6 +72,20 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
         this.admin = Admin.create(adminConfig);
     }
 
+    /**
+     * Refuses a profile's {@code kafka.<name>} that no Kafka client (admin, consumer, producer) knows.
+     *
+     * @throws CliException naming the first unknown setting
+     */
+    public static void checkClientSettings(Map<String, String> clientSettings) {
+        for (String name : clientSettings.keySet()) {
+            if (!AdminClientConfig.configNames().contains(name) && !ConsumerConfig.configNames().contains(name)
+                    && !ProducerConfig.configNames().contains(name)) {
+                throw new CliException("kafka." + name + " in the profile file is not a Kafka client setting");
+            }
+        }
+    }
+
     @Override
     public String broker() {
         return "kafka";
@@ -75,11 +93,20 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
 
     @Override
     public String entry(String text) {
+        return parseEntry(text);
+    }
+
+    /** Checks and normalizes a Kafka entry without a connection; throws a {@link CliException} if wrong. */
+    public static String parseEntry(String text) {
         String[] parts = text.split(":");
         if (parts.length != 2 || !parts[0].matches("\\d+") || !parts[1].matches("\\d+")) {
             throw new CliException("a Kafka entry is <partition>:<offset>, e.g. 0:17, not '" + text + "'");
         }
-        return Integer.parseInt(parts[0]) + ":" + Long.parseLong(parts[1]);
+        try {
+            return Integer.parseInt(parts[0]) + ":" + Long.parseLong(parts[1]);
+        } catch (NumberFormatException e) {
+            throw new CliException("a Kafka entry is <partition>:<offset>, e.g. 0:17, not '" + text + "' (too large)", e);
+        }
     }
 
     @Override

@@ -1,5 +1,7 @@
 package dev.idem.cli.letters;
 
+import dev.idem.core.DeadLetter;
+import dev.idem.core.Envelope;
 import dev.idem.core.IdempotencyKey;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -26,12 +28,24 @@ import java.util.Optional;
 public record Letter(String entry, byte[] key, byte[] value, List<Header> headers, Map<String, String> idem,
                      String tags, String keys, Instant timestamp) {
 
+    // Idem's headers in the order DeadLetter writes them, taken from a letter with every header set.
+    private static final List<String> IDEM_ORDER = List.copyOf(new DeadLetter(new IdempotencyKey("g", "t", "k"),
+            new Envelope("t", 0, "0", "t-0@0", 1, Map.of(), new byte[0]), 1, "r", "e", "m", "s", Instant.EPOCH,
+            Instant.EPOCH).headers().keySet());
+
     /** @throws NullPointerException if entry, headers or idem is null */
     public Letter {
         Objects.requireNonNull(entry, "entry");
         headers = List.copyOf(headers);
-        // In the order the headers came, which is the order Idem writes them.
-        idem = Collections.unmodifiableMap(new LinkedHashMap<>(idem));
+        // In the order Idem writes them: Kafka keeps it, RocketMQ's user properties (a hash map) do not.
+        Map<String, String> ordered = new LinkedHashMap<>();
+        for (String name : IDEM_ORDER) {
+            if (idem.containsKey(name)) {
+                ordered.put(name, idem.get(name));
+            }
+        }
+        ordered.putAll(idem);
+        idem = Collections.unmodifiableMap(ordered);
     }
 
     /**

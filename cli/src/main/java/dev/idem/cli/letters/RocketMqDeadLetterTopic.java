@@ -77,11 +77,21 @@ public final class RocketMqDeadLetterTopic implements DeadLetterTopic {
 
     @Override
     public String entry(String text) {
+        return parseEntry(text);
+    }
+
+    /** Checks and normalizes a RocketMQ entry without a connection; throws a {@link CliException} if wrong. */
+    public static String parseEntry(String text) {
         String[] parts = text.split(":");
         if (parts.length != 3 || parts[0].isBlank() || !parts[1].matches("\\d+") || !parts[2].matches("\\d+")) {
             throw new CliException("a RocketMQ entry is <broker>:<queue>:<offset>, e.g. broker-a:0:17, not '" + text + "'");
         }
-        return parts[0] + ":" + Integer.parseInt(parts[1]) + ":" + Long.parseLong(parts[2]);
+        try {
+            return parts[0] + ":" + Integer.parseInt(parts[1]) + ":" + Long.parseLong(parts[2]);
+        } catch (NumberFormatException e) {
+            throw new CliException("a RocketMQ entry is <broker>:<queue>:<offset>, e.g. broker-a:0:17, not '" + text
+                    + "' (too large)", e);
+        }
     }
 
     @Override

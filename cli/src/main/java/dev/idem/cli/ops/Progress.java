@@ -1,6 +1,7 @@
 package dev.idem.cli.ops;
 
 import java.io.PrintWriter;
+import java.util.function.LongSupplier;
 
 /**
  * A progress bar on the error stream for long replays, redrawn at most ten times a second; silent
@@ -14,15 +15,23 @@ public final class Progress {
     private final PrintWriter err;
     private final int total;
     private final boolean enabled;
+    private final LongSupplier nanoTime;
     private int done;
     private int failed;
+    private boolean drawn;
     private long drawnAt;
 
     /** A bar over {@code total} messages, drawn only if {@code enabled}. */
     public Progress(PrintWriter err, int total, boolean enabled) {
+        this(err, total, enabled, System::nanoTime);
+    }
+
+    /** The same, reading time from {@code nanoTime} (tests). */
+    Progress(PrintWriter err, int total, boolean enabled, LongSupplier nanoTime) {
         this.err = err;
         this.total = total;
         this.enabled = enabled && total > 0;
+        this.nanoTime = nanoTime;
     }
 
     /** One message finished. */
@@ -31,8 +40,10 @@ public final class Progress {
         if (!ok) {
             failed++;
         }
-        long now = System.nanoTime();
-        if (enabled && (now - drawnAt > REDRAW_NANOS || done == total)) {
+        long now = nanoTime.getAsLong();
+        // The first step always draws: nanoTime's origin is arbitrary (it may be negative).
+        if (enabled && (!drawn || now - drawnAt >= REDRAW_NANOS || done == total)) {
+            drawn = true;
             drawnAt = now;
             int filled = (int) ((long) WIDTH * done / total);
             err.print("\r[" + "#".repeat(filled) + ".".repeat(WIDTH - filled) + "] " + done + "/" + total
@@ -43,7 +54,7 @@ public final class Progress {
 
     /** Ends the bar's line. */
     public synchronized void finish() {
-        if (enabled && done > 0) {
+        if (drawn) {
             err.println();
             err.flush();
         }
