@@ -1,23 +1,26 @@
 package dev.idem.benchmarks;
 
-import dev.idem.core.IdempotentProcessor;
-import dev.idem.redis.RedisClaimStore;
 import dev.idem.core.DedupCheck;
+import dev.idem.core.DeliveryHandler;
+import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
-import dev.idem.kafka.KafkaRecordProcessor;
-import dev.idem.kafka.PollResult;
+import dev.idem.kafka.IdemKafkaConsumer;
+import dev.idem.redis.RedisClaimStore;
 import dev.idem.testkit.KafkaBroker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -36,80 +39,205 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Kafka: the same records consumed three times, by three groups, with one poll-loop skeleton
- * (poll, handle, commitSync per poll): raw, through Idem's {@link KafkaRecordProcessor} (what
- * {@code IdemKafkaConsumer} runs per poll), and through a naive per-message SET NX PX / SET wrapper.
+ * Kafka: one topic consumed from its beginning by a new group per variant and round. {@code raw}
+ * and {@code naive} (a per-message SET NX PX / SET wrapper) share one poll loop (poll, handle,
+ * commitSync); {@code idem} is an {@link IdemKafkaConsumer} as users build it, with the Redis
+ * claim store and no business check. Then the added latency at a steady rate.
  */
 final class KafkaBench {
 
     private static final Logger LOG = LoggerFactory.getLogger(KafkaBench.class);
+    private static final int PARTITIONS = 6;
+    private static final Set<String> IDEM_REQUESTS = Set.of("evalsha", "eval");
+    private static final Set<String> NAIVE_REQUESTS = Set.of("set");
 
     private final KafkaBroker kafka;
     private final RedissonClient redisson;
     private final RedisProbe probe;
-    private final int messages;
+    private final Plan plan;
 
-    KafkaBench(KafkaBroker kafka, RedissonClient redisson, int messages) {
+    KafkaBench(KafkaBroker kafka, RedissonClient redisson, Plan plan) {
         this.kafka = kafka;
         this.redisson = redisson;
         this.probe = new RedisProbe(redisson);
-        this.messages = messages;
+        this.plan = plan;
     }
 
-    /** Handles one poll; returns the offsets to commit. */
-    private interface Step extends Function<ConsumerRecords<byte[], byte[]>, Map<TopicPartition, OffsetAndMetadata>> {
-    }
-
-    List<Result> run() {
+    /** The warm-up round, then {@code plan.rounds()} rounds of raw, idem, naive; warm-up not returned. */
+    List<Result> throughput() throws Exception {
         String topic = "bench-" + UUID.randomUUID().toString().substring(0, 8);
-        kafka.createTopic(topic, 6);
-        produce(topic);
-        AtomicLong handled = new AtomicLong();
-
-        Result raw = consume(topic, "raw", Set.of(), records -> {
-            Map<TopicPartition, OffsetAndMetadata> commits = new HashMap<>();
-            for (ConsumerRecord<byte[], byte[]> record : records) {
-                handled.incrementAndGet();
-                commits.put(new TopicPartition(record.topic(), record.partition()),
-                        new OffsetAndMetadata(record.offset() + 1));
-            }
-            return commits;
-        });
-
-        String prefix = "bench-" + UUID.randomUUID() + ":";
-        IdempotentProcessor<byte[]> processor = IdempotentProcessor.<byte[]>builder(d -> handled.incrementAndGet())
-                .group("bench-idem").claims(RedisClaimStore.builder(redisson).keyPrefix(prefix).build())
-                .dedupCheck(DedupCheck.none()).codec(PayloadCodec.bytes()).keys(KeySource.messageKey())
-                .deadLetters(deadLetter -> { throw new IllegalStateException("no dead letters expected"); })
-                .meterRegistry(new SimpleMeterRegistry()).build();
-        KafkaRecordProcessor<byte[]> idem = KafkaRecordProcessor.of(processor);
-        Result idemResult = consume(topic, "idem", Set.of("evalsha", "eval"), records -> {
-            PollResult result = idem.process(records);
-            if (!result.redeliveries().isEmpty()) {
-                throw new IllegalStateException("unexpected redeliveries " + result.redeliveries());
-            }
-            return result.commits();
-        });
-        processor.close();
-
-        Result naive = consume(topic, "naive", Set.of("set"), records -> {
-            Map<TopicPartition, OffsetAndMetadata> commits = new HashMap<>();
-            for (ConsumerRecord<byte[], byte[]> record : records) {
-                RBucket<String> bucket = redisson.getBucket(prefix + "naive:" + new String(record.key(),
-                        StandardCharsets.UTF_8), StringCodec.INSTANCE);
-                if (bucket.setIfAbsent("claimed", Duration.ofSeconds(30))) {
-                    handled.incrementAndGet();
-                    bucket.set("done", Duration.ofDays(7));
+        kafka.createTopic(topic, PARTITIONS);
+        produce(topic, plan.kafkaMessages());
+        List<Result> results = new ArrayList<>();
+        for (int round = 0; round <= plan.rounds(); round++) {
+            Duration limit = round == 0 ? plan.warmUp() : plan.limit();
+            for (String variant : List.of("raw", "idem", "naive")) {
+                Result result = run(topic, variant, round, limit);
+                LOG.info("kafka round {} {}: {} records in {} s = {} records/s{}", round, variant, result.messages(),
+                        String.format("%.2f", result.seconds()), String.format("%.0f", result.perSecond()),
+                        round == 0 ? " (warm-up, not reported)" : "");
+                if (round > 0) {
+                    results.add(result);
                 }
-                commits.put(new TopicPartition(record.topic(), record.partition()),
-                        new OffsetAndMetadata(record.offset() + 1));
             }
-            return commits;
-        });
-        return List.of(raw, idemResult, naive);
+        }
+        return results;
     }
 
-    private void produce(String topic) {
+    private Result run(String topic, String variant, int round, Duration limit) throws Exception {
+        Meter meter = new Meter();
+        String group = "bench-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
+        Map<String, Long> before = probe.commandCalls();
+        Meter.Measured measured;
+        Set<String> requests;
+        switch (variant) {
+            case "raw" -> {
+                requests = Set.of();
+                measured = withPollLoop(topic, group, meter, limit, record -> { });
+            }
+            case "naive" -> {
+                requests = NAIVE_REQUESTS;
+                String prefix = group + ":";
+                measured = withPollLoop(topic, group, meter, limit, record -> {
+                    RBucket<String> bucket = redisson.getBucket(prefix + new String(record.key(), StandardCharsets.UTF_8),
+                            StringCodec.INSTANCE);
+                    if (bucket.setIfAbsent("claimed", Duration.ofSeconds(30))) {
+                        bucket.set("done", Duration.ofDays(7));
+                    }
+                });
+            }
+            case "idem" -> {
+                requests = IDEM_REQUESTS;
+                measured = withIdem(topic, group, meter, limit, delivery -> { });
+            }
+            default -> throw new IllegalArgumentException(variant);
+        }
+        Map<String, Long> after = probe.commandCalls();
+        return new Result("kafka", variant, round, measured.messages(), measured.seconds(),
+                RedisProbe.of(before, after, requests) / (double) measured.messages(),
+                RedisProbe.total(before, after) / (double) measured.messages());
+    }
+
+    /**
+     * Raw and idem at {@code plan.steadyRate()} messages per second, after a warm-up of
+     * {@link Steady#WARM_UP} messages that are not measured.
+     */
+    List<Latency> latency() throws Exception {
+        List<Latency> latencies = new ArrayList<>();
+        for (String variant : List.of("raw", "idem")) {
+            String topic = "steady-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
+            kafka.createTopic(topic, PARTITIONS);
+            String group = "steady-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
+            Steady steady = new Steady(plan);
+            Runnable send = () -> steady.send((i, timed) -> producer(topic).accept(i, timed));
+            if (variant.equals("raw")) {
+                withPollLoop(topic, group, steady.meter(), steady.limit(), send, steady.total(),
+                        record -> steady.handled(record.value()));
+            } else {
+                withIdem(topic, group, steady.meter(), steady.limit(), send, steady.total(),
+                        delivery -> steady.handled(delivery.payload()));
+            }
+            Latency latency = steady.summary("kafka", variant);
+            LOG.info("kafka steady {}: {}", variant, latency);
+            latencies.add(latency);
+            closeProducer();
+        }
+        return latencies;
+    }
+
+    private Meter.Measured withPollLoop(String topic, String group, Meter meter, Duration limit,
+                                        Consumer<ConsumerRecord<byte[], byte[]>> handler) throws Exception {
+        return withPollLoop(topic, group, meter, limit, () -> { }, plan.kafkaMessages(), handler);
+    }
+
+    /** Raw and naive: poll, handle each record, commitSync, on a thread of its own. */
+    private Meter.Measured withPollLoop(String topic, String group, Meter meter, Duration limit, Runnable produce,
+                                        int messages, Consumer<ConsumerRecord<byte[], byte[]>> handler)
+            throws Exception {
+        Map<String, Object> config = consumerConfig(group);
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        AtomicBoolean stop = new AtomicBoolean();
+        CountDownLatch joined = new CountDownLatch(1);
+        Thread loop = new Thread(() -> {
+            try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
+                    new ByteArrayDeserializer())) {
+                consumer.subscribe(List.of(topic));
+                while (!stop.get()) {
+                    ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+                    if (!consumer.assignment().isEmpty()) {
+                        joined.countDown();
+                    }
+                    if (records.isEmpty()) {
+                        continue;
+                    }
+                    meter.arrived();
+                    Map<TopicPartition, OffsetAndMetadata> commits = new HashMap<>();
+                    for (ConsumerRecord<byte[], byte[]> record : records) {
+                        handler.accept(record);
+                        commits.put(new TopicPartition(record.topic(), record.partition()),
+                                new OffsetAndMetadata(record.offset() + 1));
+                    }
+                    consumer.commitSync(commits);
+                    meter.handled(records.count());
+                }
+            }
+        }, "bench-poll-loop");
+        loop.start();
+        try {
+            if (!joined.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the poll loop did not join its group");
+            }
+            produce.run();
+            return meter.await(messages, limit);
+        } finally {
+            stop.set(true);
+            loop.join();
+        }
+    }
+
+    private Meter.Measured withIdem(String topic, String group, Meter meter, Duration limit,
+                                    DeliveryHandler<byte[]> handler) throws Exception {
+        return withIdem(topic, group, meter, limit, () -> { }, plan.kafkaMessages(), handler);
+    }
+
+    /** Idem as users build it; the handler is counted as it ends. */
+    private Meter.Measured withIdem(String topic, String group, Meter meter, Duration limit, Runnable produce,
+                                    int messages, DeliveryHandler<byte[]> handler) throws Exception {
+        IdempotentProcessor.Builder<byte[]> processor = IdempotentProcessor.<byte[]>builder(delivery -> {
+                    meter.arrived();
+                    handler.handle(delivery);
+                    meter.handled(1);
+                })
+                .claims(RedisClaimStore.builder(redisson).keyPrefix("bench:" + group + ":").build())
+                .dedupCheck(DedupCheck.none()).codec(PayloadCodec.bytes()).keys(KeySource.messageKey())
+                .deadLetters(letter -> {
+                    throw new IllegalStateException("no dead letters expected");
+                })
+                .meterRegistry(new SimpleMeterRegistry());
+        try (IdemKafkaConsumer<byte[]> consumer = IdemKafkaConsumer.builder(consumerConfig(group), processor)
+                .topics(topic).build()) {
+            consumer.start();
+            long waiting = System.nanoTime();
+            while (consumer.state() != IdemKafkaConsumer.State.RUNNING) {
+                if (System.nanoTime() - waiting > Duration.ofSeconds(60).toNanos()) {
+                    throw new IllegalStateException("Idem's consumer did not join its group", consumer.failure());
+                }
+                Thread.sleep(10);
+            }
+            produce.run();
+            return meter.await(messages, limit);
+        }
+    }
+
+    private Map<String, Object> consumerConfig(String group) {
+        Map<String, Object> config = new HashMap<>();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        return config;
+    }
+
+    private void produce(String topic, int messages) {
         long started = System.nanoTime();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
@@ -125,50 +253,23 @@ final class KafkaBench {
                 (System.nanoTime() - started) / 1_000_000);
     }
 
-    private Result consume(String topic, String variant, Set<String> clientCommands, Step step) {
-        Latencies latencies = new Latencies(messages);
-        Map<String, Object> config = new HashMap<>();
-        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-        config.put(ConsumerConfig.GROUP_ID_CONFIG, "bench-" + variant + "-" + UUID.randomUUID());
-        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(),
-                new ByteArrayDeserializer())) {
-            consumer.subscribe(List.of(topic));
-            Map<String, Long> before = probe.commandCalls();
-            long started = 0;
-            long stepNanos = 0;
-            long commitNanos = 0;
-            int consumed = 0;
-            while (consumed < messages) {
-                ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
-                if (records.isEmpty()) {
-                    continue;
-                }
-                long polled = System.nanoTime();
-                if (started == 0) {
-                    started = polled;
-                }
-                Map<TopicPartition, OffsetAndMetadata> commits = step.apply(records);
-                long stepped = System.nanoTime();
-                consumer.commitSync(commits);
-                stepNanos += stepped - polled;
-                commitNanos += System.nanoTime() - stepped;
-                latencies.add(System.nanoTime() - polled, records.count());
-                consumed += records.count();
-            }
-            double seconds = (System.nanoTime() - started) / 1e9;
-            LOG.info("kafka {}: per record {} us handling, {} us committing, {} us in all", variant,
-                    String.format("%.1f", stepNanos / 1e3 / consumed), String.format("%.1f", commitNanos / 1e3 / consumed),
-                    String.format("%.1f", seconds * 1e6 / consumed));
-            Map<String, Long> after = probe.commandCalls();
-            Result result = new Result("kafka", variant, consumed, seconds,
-                    RedisProbe.of(before, after, clientCommands) / (double) consumed,
-                    RedisProbe.total(before, after) / (double) consumed,
-                    latencies.percentileMillis(50), latencies.percentileMillis(99));
-            LOG.info("kafka {}: {} records in {} s = {} records/s", variant, consumed, String.format("%.2f", seconds),
-                    String.format("%.0f", result.perSecond()));
-            return result;
+    private KafkaProducer<byte[], byte[]> steadyProducer;
+
+    /** Sends one timed message at once (no linger), for the steady runs. */
+    private java.util.function.BiConsumer<Integer, byte[]> producer(String topic) {
+        if (steadyProducer == null) {
+            steadyProducer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                    kafka.bootstrapServers(), ProducerConfig.LINGER_MS_CONFIG, 0), new ByteArraySerializer(),
+                    new ByteArraySerializer());
+        }
+        return (i, timed) -> steadyProducer.send(new ProducerRecord<>(topic,
+                String.format("steady-%08d", i).getBytes(StandardCharsets.UTF_8), timed));
+    }
+
+    private void closeProducer() {
+        if (steadyProducer != null) {
+            steadyProducer.close();
+            steadyProducer = null;
         }
     }
 }

@@ -12,10 +12,14 @@ final class Latencies {
         values = new long[capacity];
     }
 
-    synchronized void add(long nanos, int times) {
-        for (int i = 0; i < times && size < values.length; i++) {
+    synchronized void add(long nanos) {
+        if (size < values.length) {
             values[size++] = nanos;
         }
+    }
+
+    synchronized int size() {
+        return size;
     }
 
     synchronized double percentileMillis(double percentile) {
@@ -26,5 +30,9 @@ final class Latencies {
         Arrays.sort(sorted);
         int index = (int) Math.min(size - 1, Math.ceil(percentile / 100.0 * size) - 1);
         return sorted[Math.max(0, index)] / 1_000_000.0;
+    }
+
+    Latency summary(String broker, String variant) {
+        return new Latency(broker, variant, size(), percentileMillis(50), percentileMillis(99), percentileMillis(99.9));
     }
 }

@@ -1,12 +1,12 @@
 package dev.idem.benchmarks;
 
-import dev.idem.core.IdempotentProcessor;
-import dev.idem.redis.RedisClaimStore;
 import dev.idem.core.DedupCheck;
+import dev.idem.core.DeliveryHandler;
+import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
-import dev.idem.rocketmq.DelayLevels;
-import dev.idem.rocketmq.IdemConcurrentlyListener;
+import dev.idem.redis.RedisClaimStore;
+import dev.idem.rocketmq.IdemRocketMqConsumer;
 import dev.idem.testkit.RocketMqBroker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -15,9 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
@@ -32,71 +30,196 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * RocketMQ: the same messages consumed by three groups with the same push-consumer settings
- * (20 threads, batches of up to 32): a raw listener that counts, Idem's listener, and a naive
- * per-message SET NX PX / SET wrapper.
+ * RocketMQ: one topic consumed from its first offset by a new group per variant and round, all
+ * with the same push-consumer settings (20 threads, batches of up to 32): {@code raw} counts,
+ * {@code naive} wraps each message in SET NX PX / SET, {@code idem} is an
+ * {@link IdemRocketMqConsumer} as users build it (Redis claim store, no business check). Then the
+ * added latency at a steady rate.
  */
 final class RocketMqBench {
 
     private static final Logger LOG = LoggerFactory.getLogger(RocketMqBench.class);
+    private static final int QUEUES = 4;
     private static final int BATCH = 32;
     private static final int SEND_BATCH = 100;
+    private static final Set<String> IDEM_REQUESTS = Set.of("evalsha", "eval");
+    private static final Set<String> NAIVE_REQUESTS = Set.of("set");
 
     private final RocketMqBroker rocketMq;
     private final RedissonClient redisson;
     private final RedisProbe probe;
-    private final int messages;
+    private final Plan plan;
 
-    RocketMqBench(RocketMqBroker rocketMq, RedissonClient redisson, int messages) {
+    RocketMqBench(RocketMqBroker rocketMq, RedissonClient redisson, Plan plan) {
         this.rocketMq = rocketMq;
         this.redisson = redisson;
         this.probe = new RedisProbe(redisson);
-        this.messages = messages;
+        this.plan = plan;
     }
 
-    List<Result> run() throws Exception {
+    /** The warm-up round, then {@code plan.rounds()} rounds of raw, idem, naive; warm-up not returned. */
+    List<Result> throughput() throws Exception {
         String topic = "bench-" + UUID.randomUUID().toString().substring(0, 8);
-        rocketMq.createTopic(topic, 4);
-        produce(topic);
-        String prefix = "bench-" + UUID.randomUUID() + ":";
-
-        Result raw = consume(topic, "raw", Set.of(), counter -> (msgs, context) -> {
-            counter.addAndGet(msgs.size());
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-        });
-
-        AtomicLong handled = new AtomicLong();
-        IdempotentProcessor<byte[]> processor = IdempotentProcessor.<byte[]>builder(d -> handled.incrementAndGet())
-                .group("bench-idem").claims(RedisClaimStore.builder(redisson).keyPrefix(prefix).build())
-                .dedupCheck(DedupCheck.none()).codec(PayloadCodec.bytes()).keys(KeySource.messageKey())
-                .deadLetters(deadLetter -> { throw new IllegalStateException("no dead letters expected"); })
-                .meterRegistry(new SimpleMeterRegistry()).build();
-        IdemConcurrentlyListener<byte[]> idem = IdemConcurrentlyListener.of(processor, DelayLevels.defaults());
-        Result idemResult = consume(topic, "idem", Set.of("evalsha", "eval"), counter -> (msgs, context) -> {
-            ConsumeConcurrentlyStatus status = idem.consumeMessage(msgs, context);
-            counter.addAndGet(context.getAckIndex() + 1);
-            return status;
-        });
-        processor.close();
-
-        Result naive = consume(topic, "naive", Set.of("set"), counter -> (msgs, context) -> {
-            for (MessageExt message : msgs) {
-                RBucket<String> bucket = redisson.getBucket(prefix + "naive:" + message.getKeys(), StringCodec.INSTANCE);
-                if (bucket.setIfAbsent("claimed", Duration.ofSeconds(30))) {
-                    bucket.set("done", Duration.ofDays(7));
+        rocketMq.createTopic(topic, QUEUES);
+        produce(topic, plan.rocketMqMessages());
+        List<Result> results = new ArrayList<>();
+        for (int round = 0; round <= plan.rounds(); round++) {
+            Duration limit = round == 0 ? plan.warmUp() : plan.limit();
+            for (String variant : List.of("raw", "idem", "naive")) {
+                Result result = run(topic, variant, round, limit);
+                LOG.info("rocketmq round {} {}: {} messages in {} s = {} messages/s{}", round, variant,
+                        result.messages(), String.format("%.2f", result.seconds()),
+                        String.format("%.0f", result.perSecond()), round == 0 ? " (warm-up, not reported)" : "");
+                if (round > 0) {
+                    results.add(result);
                 }
             }
-            counter.addAndGet(msgs.size());
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-        });
-        return List.of(raw, idemResult, naive);
+        }
+        return results;
     }
 
-    private void produce(String topic) throws Exception {
-        long started = System.nanoTime();
+    private Result run(String topic, String variant, int round, Duration limit) throws Exception {
+        Meter meter = new Meter();
+        String group = "bench-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
+        Map<String, Long> before = probe.commandCalls();
+        Meter.Measured measured;
+        Set<String> requests;
+        switch (variant) {
+            case "raw" -> {
+                requests = Set.of();
+                measured = withListener(topic, group, meter, limit, () -> { }, plan.rocketMqMessages(), message -> { });
+            }
+            case "naive" -> {
+                requests = NAIVE_REQUESTS;
+                String prefix = group + ":";
+                measured = withListener(topic, group, meter, limit, () -> { }, plan.rocketMqMessages(), message -> {
+                    RBucket<String> bucket = redisson.getBucket(prefix + message.getKeys(), StringCodec.INSTANCE);
+                    if (bucket.setIfAbsent("claimed", Duration.ofSeconds(30))) {
+                        bucket.set("done", Duration.ofDays(7));
+                    }
+                });
+            }
+            case "idem" -> {
+                requests = IDEM_REQUESTS;
+                measured = withIdem(topic, group, meter, limit, () -> { }, plan.rocketMqMessages(), delivery -> { });
+            }
+            default -> throw new IllegalArgumentException(variant);
+        }
+        Map<String, Long> after = probe.commandCalls();
+        return new Result("rocketmq", variant, round, measured.messages(), measured.seconds(),
+                RedisProbe.of(before, after, requests) / (double) measured.messages(),
+                RedisProbe.total(before, after) / (double) measured.messages());
+    }
+
+    /**
+     * Raw and idem at {@code plan.steadyRate()} messages per second, after a warm-up of
+     * {@link Steady#WARM_UP} messages that are not measured.
+     */
+    List<Latency> latency() throws Exception {
+        List<Latency> latencies = new ArrayList<>();
+        DefaultMQProducer producer = producer();
+        try {
+            for (String variant : List.of("raw", "idem")) {
+                String topic = "steady-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
+                rocketMq.createTopic(topic, QUEUES);
+                String group = "steady-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
+                Steady steady = new Steady(plan);
+                Runnable send = () -> steady.send((i, timed) -> {
+                    Message message = new Message(topic, timed);
+                    message.setKeys(String.format("steady-%08d", i));
+                    try {
+                        producer.sendOneway(message);
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                if (variant.equals("raw")) {
+                    withListener(topic, group, steady.meter(), steady.limit(), send, steady.total(),
+                            message -> steady.handled(message.getBody()));
+                } else {
+                    withIdem(topic, group, steady.meter(), steady.limit(), send, steady.total(),
+                            delivery -> steady.handled(delivery.payload()));
+                }
+                Latency latency = steady.summary("rocketmq", variant);
+                LOG.info("rocketmq steady {}: {}", variant, latency);
+                latencies.add(latency);
+            }
+        } finally {
+            producer.shutdown();
+        }
+        return latencies;
+    }
+
+    /** Raw and naive: a push consumer whose listener handles each message of its batch. */
+    private Meter.Measured withListener(String topic, String group, Meter meter, Duration limit, Runnable produce,
+                                        int messages, Consumer<MessageExt> handler) throws Exception {
+        rocketMq.createRetryTopic(group);
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
+        settings(consumer, group);
+        consumer.subscribe(topic, "*");
+        consumer.setConsumeThreadMin(20);
+        consumer.setConsumeThreadMax(20);
+        consumer.setConsumeMessageBatchMaxSize(BATCH);
+        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
+            meter.arrived();
+            msgs.forEach(handler);
+            meter.handled(msgs.size());
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        consumer.start();
+        try {
+            produce.run();
+            return meter.await(messages, limit);
+        } finally {
+            consumer.shutdown();
+        }
+    }
+
+    /** Idem as users build it; the handler is counted as it ends. */
+    private Meter.Measured withIdem(String topic, String group, Meter meter, Duration limit, Runnable produce,
+                                    int messages, DeliveryHandler<byte[]> handler) throws Exception {
+        rocketMq.createRetryTopic(group);
+        IdempotentProcessor.Builder<byte[]> processor = IdempotentProcessor.<byte[]>builder(delivery -> {
+                    meter.arrived();
+                    handler.handle(delivery);
+                    meter.handled(1);
+                })
+                .claims(RedisClaimStore.builder(redisson).keyPrefix("bench:" + group + ":").build())
+                .dedupCheck(DedupCheck.none()).codec(PayloadCodec.bytes()).keys(KeySource.messageKey())
+                .deadLetters(letter -> {
+                    throw new IllegalStateException("no dead letters expected");
+                })
+                .meterRegistry(new SimpleMeterRegistry());
+        try (IdemRocketMqConsumer<byte[]> consumer = IdemRocketMqConsumer.builder(rocketMq.nameServerAddress(), group,
+                        processor)
+                .subscribe(topic, "*").batchSize(BATCH).threads(20)
+                .consumeFrom(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
+                .client(c -> c.setPullBatchSize(BATCH))
+                .build()) {
+            consumer.start();
+            produce.run();
+            return meter.await(messages, limit);
+        }
+    }
+
+    private void settings(DefaultMQPushConsumer consumer, String group) {
+        consumer.setNamesrvAddr(rocketMq.nameServerAddress());
+        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        consumer.setPullBatchSize(BATCH);
+        consumer.setInstanceName(group);
+    }
+
+    private DefaultMQProducer producer() throws Exception {
         DefaultMQProducer producer = new DefaultMQProducer("bench-producer-" + UUID.randomUUID());
         producer.setNamesrvAddr(rocketMq.nameServerAddress());
+        producer.setInstanceName(UUID.randomUUID().toString());
         producer.start();
+        return producer;
+    }
+
+    private void produce(String topic, int messages) throws Exception {
+        long started = System.nanoTime();
+        DefaultMQProducer producer = producer();
         try {
             List<Message> batch = new ArrayList<>(SEND_BATCH);
             for (int i = 0; i < messages; i++) {
@@ -112,58 +235,5 @@ final class RocketMqBench {
             producer.shutdown();
         }
         LOG.info("produced {} RocketMQ messages in {} ms", messages, (System.nanoTime() - started) / 1_000_000);
-    }
-
-    private interface ListenerFactory {
-        MessageListenerConcurrently listener(AtomicInteger consumed);
-    }
-
-    private Result consume(String topic, String variant, Set<String> clientCommands, ListenerFactory factory)
-            throws Exception {
-        AtomicInteger consumed = new AtomicInteger();
-        AtomicLong first = new AtomicLong();
-        AtomicLong last = new AtomicLong();
-        Latencies latencies = new Latencies(messages);
-        MessageListenerConcurrently inner = factory.listener(consumed);
-        String group = "bench-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
-        rocketMq.createRetryTopic(group);
-        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
-        consumer.setNamesrvAddr(rocketMq.nameServerAddress());
-        consumer.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
-        consumer.setConsumeMessageBatchMaxSize(BATCH);
-        consumer.setPullBatchSize(BATCH);
-        consumer.setInstanceName(group);
-        consumer.subscribe(topic, "*");
-        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, context) -> {
-            long entered = System.nanoTime();
-            first.compareAndSet(0, entered);
-            ConsumeConcurrentlyStatus status = inner.consumeMessage(msgs, context);
-            long left = System.nanoTime();
-            latencies.add(left - entered, msgs.size());
-            last.set(left);
-            return status;
-        });
-        Map<String, Long> before = probe.commandCalls();
-        consumer.start();
-        try {
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-            while (consumed.get() < messages && System.nanoTime() < deadline) {
-                TimeUnit.MILLISECONDS.sleep(20);
-            }
-        } finally {
-            consumer.shutdown();
-        }
-        if (consumed.get() < messages) {
-            throw new IllegalStateException(variant + " consumed only " + consumed.get() + " of " + messages);
-        }
-        Map<String, Long> after = probe.commandCalls();
-        double seconds = (last.get() - first.get()) / 1e9;
-        Result result = new Result("rocketmq", variant, messages, seconds,
-                RedisProbe.of(before, after, clientCommands) / (double) messages,
-                RedisProbe.total(before, after) / (double) messages,
-                latencies.percentileMillis(50), latencies.percentileMillis(99));
-        LOG.info("rocketmq {}: {} messages in {} s = {} messages/s", variant, messages,
-                String.format("%.2f", seconds), String.format("%.0f", result.perSecond()));
-        return result;
     }
 }

@@ -1,0 +1,60 @@
+package dev.idem.benchmarks;
+
+import java.time.Duration;
+
+/**
+ * How long and how much the benchmarks run. A variant consumes its topic from the beginning until
+ * it has every message or has run for {@link #limit()}, whichever comes first; rounds interleave
+ * the variants (raw, idem, naive, raw, ...) after one warm-up round that is not reported.
+ *
+ * @param quick            a short run for development ({@code --quick}); not for the results file
+ * @param only             {@code kafka} or {@code rocketmq} to run one broker only ({@code --only=kafka},
+ *                         development), or null for both
+ * @param kafkaMessages    records on the Kafka topic
+ * @param rocketMqMessages messages on the RocketMQ topic
+ * @param limit            longest a variant runs in a measured round
+ * @param warmUp           longest a variant runs in the warm-up round
+ * @param rounds           measured rounds
+ * @param steady           how long each steady-rate latency run sends
+ * @param steadyRate       messages per second of the latency runs
+ */
+record Plan(boolean quick, String only, int kafkaMessages, int rocketMqMessages, Duration limit, Duration warmUp, int rounds,
+            Duration steady, int steadyRate) {
+
+    static Plan full() {
+        return new Plan(false, null, 1_000_000, 1_000_000, Duration.ofSeconds(10), Duration.ofSeconds(3), 3,
+                Duration.ofSeconds(10), 1_000);
+    }
+
+    static Plan quickRun() {
+        return new Plan(true, null, 100_000, 50_000, Duration.ofSeconds(2), Duration.ofSeconds(1), 1,
+                Duration.ofSeconds(3), 1_000);
+    }
+
+    /** From the command line: nothing for the full run, {@code --quick}, {@code --only=kafka|rocketmq}. */
+    static Plan of(String[] args) {
+        Plan plan = full();
+        for (String arg : String.join(" ", args).trim().split("\\s+")) {
+            if (arg.isEmpty()) {
+                continue;
+            }
+            if (arg.equals("--quick")) {
+                Plan quick = quickRun();
+                plan = new Plan(true, plan.only(), quick.kafkaMessages(), quick.rocketMqMessages(), quick.limit(),
+                        quick.warmUp(), quick.rounds(), quick.steady(), quick.steadyRate());
+            } else if (arg.equals("--only=kafka") || arg.equals("--only=rocketmq")) {
+                plan = new Plan(plan.quick(), arg.substring("--only=".length()), plan.kafkaMessages(),
+                        plan.rocketMqMessages(), plan.limit(), plan.warmUp(), plan.rounds(), plan.steady(),
+                        plan.steadyRate());
+            } else {
+                throw new IllegalArgumentException("bench.args: unknown argument '" + arg
+                        + "'; expected --quick or --only=kafka|rocketmq");
+            }
+        }
+        return plan;
+    }
+
+    boolean runs(String broker) {
+        return only == null || only.equals(broker);
+    }
+}
