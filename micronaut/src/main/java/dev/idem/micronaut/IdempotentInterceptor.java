@@ -153,7 +153,7 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
                         + ": its @KafkaListener needs a groupId (Idem's keys are namespaced by it)"));
         Optional<AnnotationValue<java.lang.annotation.Annotation>> strategy = listener.getAnnotation("errorStrategy");
         String value = strategy.flatMap(s -> s.stringValue()).orElse("NONE");
-        int retryCount = strategy.flatMap(s -> s.intValue("retryCount")).orElse(1);
+        int retryCount = strategy.map(s -> s.intValue("retryCount").orElse(1)).orElse(1);
         if (!"RETRY_ON_ERROR".equals(value) || retryCount != Integer.MAX_VALUE) {
             throw new ConfigurationException("@Idempotent on " + where + ": its @KafkaListener must have errorStrategy = "
                     + "@ErrorStrategy(value = ErrorStrategyValue.RETRY_ON_ERROR, retryCount = Integer.MAX_VALUE) so "
