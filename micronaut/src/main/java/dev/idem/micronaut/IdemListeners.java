@@ -470,7 +470,10 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         if (dataSource.isEmpty()) {
             return null;
         }
-        JdbcEffectLedger.Builder builder = JdbcEffectLedger.builder(dataSource.get())
+        // Micronaut Data's DataSource bean hands out the current transaction's connection and refuses
+        // outside one; the ledger's checks run outside the handler's transaction, so they use the
+        // pool behind it. The handler's transaction goes through Micronaut's transaction manager.
+        JdbcEffectLedger.Builder builder = JdbcEffectLedger.builder(target(dataSource.get()))
                 .createTable(environment.getProperty("idem.ledger.create-table", Boolean.class).orElse(false));
         environment.getProperty("idem.ledger.table", String.class).ifPresent(builder::table);
         transactions().ifPresent(builder::transactions);
@@ -479,6 +482,14 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         } catch (IllegalArgumentException e) {
             throw new ConfigurationException("idem.ledger: " + e.getMessage(), e);
         }
+    }
+
+    private DataSource target(DataSource dataSource) {
+        if (ClassUtils.isPresent("io.micronaut.jdbc.DataSourceResolver", getClass().getClassLoader())) {
+            return context.findBean(io.micronaut.jdbc.DataSourceResolver.class)
+                    .map(resolver -> resolver.resolve(dataSource)).orElse(dataSource);
+        }
+        return dataSource;
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})

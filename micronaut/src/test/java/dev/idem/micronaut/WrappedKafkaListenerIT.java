@@ -91,7 +91,7 @@ class WrappedKafkaListenerIT {
         p.put("test.unsafe.topic", names.topic());
         p.put("kafka.bootstrap.servers", "127.0.0.1:1");
         p.put("idem.redis.address", redis.uri().toString());
-        Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(() -> ApplicationContext.run(p).close());
+        Throwable thrown = MicronautStartupFailuresIT.startAndStop(p);
         StringBuilder messages = new StringBuilder();
         for (Throwable t = thrown; t != null; t = t.getCause()) {
             messages.append(t.getMessage()).append('\n');

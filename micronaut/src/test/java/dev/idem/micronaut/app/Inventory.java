@@ -59,10 +59,10 @@ public class Inventory {
 
     private void apply(String broker, Order order, Delivery<Order> delivery) throws SQLException {
         int call = effects.call(broker, order.id());
-        // The transaction's connection: closing it here does not end the transaction.
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement insert = connection.prepareStatement("insert into " + table
-                     + " (broker, order_id, quantity) values (?, ?, ?)")) {
+        // The transaction's connection (Micronaut's DataSource inside @Transactional): not closed here.
+        Connection connection = dataSource.getConnection();
+        try (PreparedStatement insert = connection.prepareStatement("insert into " + table
+                + " (broker, order_id, quantity) values (?, ?, ?)")) {
             insert.setString(1, broker);
             insert.setString(2, order.id());
             insert.setInt(3, order.quantity());
