@@ -75,7 +75,8 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         }
     }
 
-    private record Wrapped(String name, int recordArgument, KafkaRecordProcessor<Object> processor) {
+    private record Wrapped(String name, int recordArgument, KafkaRecordProcessor<Object> processor,
+                           AutoCloseable ownPublisher) {
     }
 
     @Override
@@ -216,8 +217,9 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         }
         Map<String, Object> kafka = kafkaSettings(group);
         KafkaRecordProcessor.Builder<Object> builder = KafkaRecordProcessor.builder(kafka, processor);
+        dev.idem.kafka.KafkaDeadLetterPublisher publisher = null;
         if (!deadLetterTopic.isBlank()) {
-            dev.idem.kafka.KafkaDeadLetterPublisher publisher = dev.idem.kafka.KafkaDeadLetterPublisher.builder(kafka)
+            publisher = dev.idem.kafka.KafkaDeadLetterPublisher.builder(kafka)
                     .routing(dev.idem.core.DeadLetterRouting.fixed(deadLetterTopic)).build();
             processor.deadLetters(publisher);
         }
@@ -225,10 +227,13 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         try {
             built = builder.build();
         } catch (IllegalArgumentException e) {
+            if (publisher != null) {
+                publisher.close();
+            }
             throw new ConfigurationException("@Idempotent on " + where + " (idem.kafka, " + prefix + "*): "
                     + e.getMessage(), e);
         }
-        Wrapped w = new Wrapped(name, recordArgument, built);
+        Wrapped w = new Wrapped(name, recordArgument, built, publisher);
         wrapped.put(id(method), w);
         LOG.info("Idem wraps @KafkaListener {} as '{}' (group {})", where, name, group);
         return w;
@@ -269,7 +274,10 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         for (Wrapped w : wrapped.values()) {
             try {
                 w.processor.close();
-            } catch (RuntimeException e) {
+                if (w.ownPublisher != null) {
+                    w.ownPublisher.close();
+                }
+            } catch (Exception e) {
                 LOG.warn("closing Idem's processor of '{}' failed", w.name, e);
             }
         }
