@@ -53,9 +53,11 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
     private final String table;
     private final Duration retention;
     private final Clock clock;
+    private final LedgerTransactions transactions;
 
     private JdbcEffectLedger(Builder b) {
         this.dataSource = b.dataSource;
+        this.transactions = b.transactions != null ? b.transactions : LedgerTransactions.of(b.dataSource);
         this.table = b.table;
         this.retention = b.retention;
         this.clock = b.clock;
@@ -236,28 +238,10 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
 
         @Override
         public void handle(Delivery<T> delivery) throws Exception {
-            try (Connection connection = ledger.connect()) {
-                boolean autoCommit = connection.getAutoCommit();
-                connection.setAutoCommit(false);
-                try {
-                    ledger.record(connection, delivery);
-                    handler.handle(delivery, connection);
-                    connection.commit();
-                } catch (Exception | Error e) {
-                    connection.rollback();
-                    throw e;
-                } finally {
-                    connection.setAutoCommit(autoCommit);
-                }
-            }
-        }
-    }
-
-    private Connection connect() {
-        try {
-            return dataSource.getConnection();
-        } catch (SQLException e) {
-            throw new InfrastructureException("the ledger's database cannot be reached: " + e.getMessage(), e);
+            ledger.transactions.inTransaction(connection -> {
+                ledger.record(connection, delivery);
+                handler.handle(delivery, connection);
+            });
         }
     }
 
@@ -357,6 +341,7 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
         private Duration retention = Duration.ofDays(30);
         private boolean createTable;
         private Clock clock = Clock.systemUTC();
+        private LedgerTransactions transactions;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -377,6 +362,17 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
         /** Creates the table at build when it is missing (development, tests). Default false. */
         public Builder createTable(boolean createTable) {
             this.createTable = createTable;
+            return this;
+        }
+
+        /**
+         * How an effect and its ledger row share a transaction: e.g. the application framework's
+         * transaction manager, so the handler's own transactional code joins it. Its connections
+         * must reach the same database as the data source. Default
+         * {@link LedgerTransactions#of(DataSource)}: a connection of the data source, committed here.
+         */
+        public Builder transactions(LedgerTransactions transactions) {
+            this.transactions = Objects.requireNonNull(transactions, "transactions");
             return this;
         }
 

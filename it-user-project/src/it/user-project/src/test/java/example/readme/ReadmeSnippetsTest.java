@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -20,20 +21,34 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The README's Java examples cannot drift from code that compiles: every {@code ```java} block
- * follows a line {@code <!-- snippet: <path>#<tag> -->} (path from the repository root) and must
- * equal the regions between {@code // tag::<tag>[]} and {@code // end::<tag>[]} of that file, each
- * without its common indentation, several regions joined by one blank line. The README's
- * dependency blocks name Idem artifacts this project builds with, at its version.
+ * follows a line {@code <!-- snippet: <path>#<tag> -->} (path from the repository root, into this
+ * project or its sibling {@code micronaut-project}) and must equal the regions between
+ * {@code // tag::<tag>[]} and {@code // end::<tag>[]} of that file, each without its common
+ * indentation, several regions joined by one blank line. The README's dependency blocks name Idem
+ * artifacts one of the two projects builds with, at its version.
  */
 class ReadmeSnippetsTest {
 
-    private static final String PROJECT = "it-user-project/src/it/user-project/";
-    private static final Pattern MARKER = Pattern.compile("<!-- snippet: " + Pattern.quote(PROJECT) + "(\\S+)#(\\S+) -->");
+    private static final String PROJECTS = "it-user-project/src/it/";
+    /** The plain user project (this one) and the Micronaut user project beside it. */
+    private static final List<String> PROJECT_NAMES = List.of("user-project", "micronaut-project");
+    private static final Map<String, List<String>> EXAMPLE_FOLDERS = Map.of(
+            "user-project", List.of("src/main/java/example/readme", "src/test/java/example/readme"),
+            "micronaut-project", List.of("src/main/java/example/micronaut", "src/test/java/example/micronaut"));
+    private static final Pattern MARKER = Pattern.compile("<!-- snippet: " + Pattern.quote(PROJECTS)
+            + "(user-project|micronaut-project)/(\\S+)#(\\S+) -->");
     private static final Pattern TAG = Pattern.compile("^\\s*// (tag|end)::([a-z0-9-]+)\\[\\]\\s*$");
     private static final Pattern IDEM_ARTIFACT = Pattern.compile(
             "<groupId>dev\\.idem</groupId>\\s*<artifactId>([^<]+)</artifactId>(?:\\s*<version>([^<]+)</version>)?");
 
-    private final Path basedir = Path.of(System.getProperty("basedir", "."));
+    private final Path basedir = Path.of(System.getProperty("basedir", ".")).toAbsolutePath().normalize();
+
+    /** A project's folder: this one, or its sibling (the invoker clones both side by side). */
+    private Path project(String name) {
+        Path dir = basedir.resolveSibling(name);
+        assertTrue(Files.isDirectory(dir), "no project " + name + " beside " + basedir);
+        return dir;
+    }
 
     private static String readme() throws IOException {
         String path = System.getProperty("idem.readme");
@@ -99,20 +114,23 @@ class ReadmeSnippetsTest {
             }
             Matcher marker = MARKER.matcher(block.marker().strip());
             if (!marker.matches()) {
-                problems.add("README line " + block.line() + ": a java block without a line '<!-- snippet: " + PROJECT
-                        + "<path>#<tag> -->' before it; write it in this project's sources and mark it");
+                problems.add("README line " + block.line() + ": a java block without a line '<!-- snippet: " + PROJECTS
+                        + "<user-project|micronaut-project>/<path>#<tag> -->' before it; write it in one of those "
+                        + "projects' sources and mark it");
                 continue;
             }
-            Path source = basedir.resolve(marker.group(1));
+            String tag = marker.group(3);
+            String file = marker.group(1) + "/" + marker.group(2);
+            Path source = project(marker.group(1)).resolve(marker.group(2));
             if (!Files.isRegularFile(source)) {
                 problems.add("README line " + block.line() + ": no file " + source);
                 continue;
             }
-            String expected = regions(Files.readAllLines(source, StandardCharsets.UTF_8), marker.group(2));
+            String expected = regions(Files.readAllLines(source, StandardCharsets.UTF_8), tag);
             if (expected == null) {
-                problems.add("README line " + block.line() + ": no region '" + marker.group(2) + "' in " + source);
+                problems.add("README line " + block.line() + ": no region '" + tag + "' in " + source);
             } else if (!expected.equals(block.text())) {
-                problems.add("README line " + block.line() + " differs from " + marker.group(1) + "#" + marker.group(2)
+                problems.add("README line " + block.line() + " differs from " + file + "#" + tag
                         + "; the README should have:\n```java\n" + expected + "```");
             }
         }
@@ -125,19 +143,31 @@ class ReadmeSnippetsTest {
     void everyTaggedRegionIsShownInTheReadme() throws IOException {
         String readme = readme();
         Set<String> unshown = new TreeSet<>();
-        for (String folder : List.of("src/main/java/example/readme", "src/test/java/example/readme")) {
-            try (Stream<Path> files = Files.list(basedir.resolve(folder))) {
-                for (Path file : files.toList()) {
-                    for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-                        Matcher tag = TAG.matcher(line);
-                        String reference = folder + "/" + file.getFileName() + "#" + (tag.matches() ? tag.group(2) : "");
-                        if (tag.matches() && !readme.contains("<!-- snippet: " + PROJECT + reference + " -->")) {
-                            unshown.add(reference);
+        int regions = 0;
+        for (String project : PROJECT_NAMES) {
+            for (String folder : EXAMPLE_FOLDERS.get(project)) {
+                Path dir = project(project).resolve(folder);
+                if (!Files.isDirectory(dir)) {
+                    continue;
+                }
+                try (Stream<Path> files = Files.list(dir)) {
+                    for (Path file : files.toList()) {
+                        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                            Matcher tag = TAG.matcher(line);
+                            String reference = project + "/" + folder + "/" + file.getFileName() + "#"
+                                    + (tag.matches() ? tag.group(2) : "");
+                            if (tag.matches() && tag.group(1).equals("tag")) {
+                                regions++;
+                            }
+                            if (tag.matches() && !readme.contains("<!-- snippet: " + PROJECTS + reference + " -->")) {
+                                unshown.add(reference);
+                            }
                         }
                     }
                 }
             }
         }
+        assertTrue(regions > 0, "no tagged regions found in " + PROJECT_NAMES);
         assertEquals(Set.of(), unshown, "regions no README block shows");
     }
 
@@ -145,9 +175,12 @@ class ReadmeSnippetsTest {
     void theReadmesDependencyBlocksNameIdemArtifactsThisProjectBuildsWithAtItsVersion() throws IOException {
         String version = System.getProperty("idem.version");
         Set<String> built = new TreeSet<>();
-        Matcher own = IDEM_ARTIFACT.matcher(Files.readString(basedir.resolve("pom.xml"), StandardCharsets.UTF_8));
-        while (own.find()) {
-            built.add(own.group(1));
+        for (String project : PROJECT_NAMES) {
+            Matcher own = IDEM_ARTIFACT.matcher(Files.readString(project(project).resolve("pom.xml"),
+                    StandardCharsets.UTF_8));
+            while (own.find()) {
+                built.add(own.group(1));
+            }
         }
         List<String> problems = new ArrayList<>();
         for (Block block : blocks(readme())) {

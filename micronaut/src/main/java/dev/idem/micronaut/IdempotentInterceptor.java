@@ -1,0 +1,302 @@
+package dev.idem.micronaut;
+
+import dev.idem.core.Compensation;
+import dev.idem.core.DedupCheck;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.KeySource;
+import dev.idem.core.PayloadCodec;
+import dev.idem.kafka.KafkaRecordProcessor;
+import dev.idem.kafka.PollResult;
+import dev.idem.kafka.Redelivery;
+import dev.idem.micronaut.internal.Durations;
+import dev.idem.redis.RedisClaimStore;
+import io.micronaut.aop.InterceptorBean;
+import io.micronaut.aop.MethodInterceptor;
+import io.micronaut.aop.MethodInvocationContext;
+import io.micronaut.context.BeanContext;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.context.env.Environment;
+import io.micronaut.context.exceptions.ConfigurationException;
+import io.micronaut.core.annotation.AnnotationMetadata;
+import io.micronaut.core.annotation.AnnotationValue;
+import io.micronaut.core.naming.conventions.StringConvention;
+import io.micronaut.core.type.Argument;
+import io.micronaut.core.util.StringUtils;
+import io.micronaut.inject.ExecutableMethod;
+import io.micronaut.json.JsonMapper;
+import jakarta.annotation.PreDestroy;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The around advice of {@link Idempotent}: runs each record a micronaut-kafka listener receives
+ * through Idem's {@link KafkaRecordProcessor} (one record per call, on the poll thread). When Idem
+ * decides a redelivery (a failure to retry, a key another consumer holds, infrastructure trouble),
+ * it throws {@link RedeliveryRequested}; the listener's {@code RETRY_ON_ERROR} strategy with
+ * {@code retryCount = Integer.MAX_VALUE}, which start-up enforces, seeks back to the record and
+ * delivers it again. Dead letters and compensations are Idem's: the record is then acknowledged.
+ */
+@InterceptorBean(Idempotent.class)
+@Requires(classes = {ConsumerRecord.class, KafkaRecordProcessor.class})
+public final class IdempotentInterceptor implements MethodInterceptor<Object, Object> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(IdempotentInterceptor.class);
+    private static final ThreadLocal<MethodInvocationContext<Object, Object>> CURRENT = new ThreadLocal<>();
+    private static final ThreadLocal<Object> RESULT = new ThreadLocal<>();
+
+    private final BeanContext context;
+    private final Environment environment;
+    private final Map<String, Wrapped> wrapped = new ConcurrentHashMap<>();
+    private volatile RedisClaimStore claims;
+
+    IdempotentInterceptor(BeanContext context, Environment environment) {
+        this.context = context;
+        this.environment = environment;
+    }
+
+    /** Idem asks micronaut-kafka to deliver the record again; not a failure of the record. */
+    public static final class RedeliveryRequested extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        RedeliveryRequested(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private record Wrapped(String name, int recordArgument, KafkaRecordProcessor<Object> processor,
+                           AutoCloseable ownPublisher) {
+    }
+
+    @Override
+    public Object intercept(MethodInvocationContext<Object, Object> invocation) {
+        Wrapped w = wrapped.get(id(invocation.getExecutableMethod()));
+        if (w == null) {
+            w = build(invocation.getExecutableMethod());
+        }
+        ConsumerRecord<?, ?> record = (ConsumerRecord<?, ?>) invocation.getParameterValues()[w.recordArgument];
+        ConsumerRecord<byte[], byte[]> bytes = asBytes(record);
+        TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+        CURRENT.set(invocation);
+        RESULT.remove();
+        PollResult result;
+        try {
+            result = w.processor.process(recordsOf(partition, bytes));
+        } finally {
+            CURRENT.remove();
+        }
+        Object value = RESULT.get();
+        RESULT.remove();
+        Redelivery redelivery = result.redeliveries().get(partition);
+        if (redelivery != null) {
+            throw new RedeliveryRequested("Idem listener '" + w.name + "': redeliver " + record.topic() + "-"
+                    + record.partition() + "@" + record.offset() + " (" + result.outcomes() + ")");
+        }
+        return value;
+    }
+
+    @SuppressWarnings("deprecation")
+    private static ConsumerRecords<byte[], byte[]> recordsOf(TopicPartition partition, ConsumerRecord<byte[], byte[]> record) {
+        return new ConsumerRecords<>(Map.of(partition, List.of(record)));
+    }
+
+    private ConsumerRecord<byte[], byte[]> asBytes(ConsumerRecord<?, ?> record) {
+        return new ConsumerRecord<>(record.topic(), record.partition(), record.offset(), record.timestamp(),
+                record.timestampType(), record.serializedKeySize(), record.serializedValueSize(), bytes(record.key()),
+                bytes(record.value()), record.headers(), record.leaderEpoch());
+    }
+
+    private byte[] bytes(Object part) {
+        if (part == null || part instanceof byte[]) {
+            return (byte[]) part;
+        }
+        if (part instanceof String text) {
+            return text.getBytes(StandardCharsets.UTF_8);
+        }
+        try {
+            return context.getBean(JsonMapper.class).writeValueAsBytes(part);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot turn a " + part.getClass().getName() + " back into bytes", e);
+        }
+    }
+
+    private static String id(ExecutableMethod<?, ?> method) {
+        return method.getDeclaringType().getName() + "#" + method.getMethodName() + java.util.Arrays.toString(
+                method.getArgumentTypes());
+    }
+
+    /** Checks the wrapped listener and builds its processor; at start-up through {@link Check}. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    synchronized Wrapped build(ExecutableMethod<?, ?> method) {
+        Wrapped existing = wrapped.get(id(method));
+        if (existing != null) {
+            return existing;
+        }
+        AnnotationMetadata a = method.getAnnotationMetadata();
+        String where = method.getDeclaringType().getName() + "." + method.getMethodName();
+        AnnotationValue<?> listener = a.findAnnotation("io.micronaut.configuration.kafka.annotation.KafkaListener")
+                .orElseThrow(() -> new ConfigurationException("@Idempotent on " + where
+                        + " wraps micronaut-kafka listeners: the class needs @KafkaListener"));
+        String group = listener.stringValue("groupId").filter(StringUtils::hasText)
+                .or(() -> listener.stringValue().filter(StringUtils::hasText))
+                .orElseThrow(() -> new ConfigurationException("@Idempotent on " + where
+                        + ": its @KafkaListener needs a groupId (Idem's keys are namespaced by it)"));
+        Optional<AnnotationValue<java.lang.annotation.Annotation>> strategy = listener.getAnnotation("errorStrategy");
+        String value = strategy.flatMap(s -> s.stringValue()).orElse("NONE");
+        int retryCount = strategy.map(s -> s.intValue("retryCount").orElse(1)).orElse(1);
+        if (!"RETRY_ON_ERROR".equals(value) || retryCount != Integer.MAX_VALUE) {
+            throw new ConfigurationException("@Idempotent on " + where + ": its @KafkaListener must have errorStrategy = "
+                    + "@ErrorStrategy(value = ErrorStrategyValue.RETRY_ON_ERROR, retryCount = Integer.MAX_VALUE) so "
+                    + "that Idem, not micronaut-kafka, decides redelivery and the dead letter (it has " + value
+                    + ", retryCount " + retryCount + ")");
+        }
+        Argument<?>[] args = method.getArguments();
+        int recordArgument = -1;
+        for (int i = 0; i < args.length; i++) {
+            if (ConsumerRecord.class.equals(args[i].getType())) {
+                recordArgument = i;
+            }
+        }
+        if (recordArgument < 0) {
+            throw new ConfigurationException("@Idempotent on " + where
+                    + ": the method must declare the ConsumerRecord parameter (micronaut-kafka binds it)");
+        }
+        String[] topics = listenerTopics(a);
+        String topic = topics.length == 1 ? topics[0] : String.join(",", topics);
+        String name = a.stringValue(Idempotent.class, "name").filter(StringUtils::hasText).orElse(group + "-" + topic);
+        String prefix = "idem.listeners." + name + ".";
+        int maxAttempts = environment.getProperty(prefix + "max-attempts", String.class).map(v -> {
+            try {
+                return Integer.parseInt(v.trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigurationException(prefix + "max-attempts must be a whole number but was '" + v + "'");
+            }
+        }).orElse(a.intValue(Idempotent.class, "maxAttempts").orElse(5));
+        String leaseText = environment.getProperty(prefix + "lease", String.class)
+                .orElse(a.stringValue(Idempotent.class, "lease").orElse("30s"));
+        Duration lease = Durations.parse(leaseText).orElseThrow(() -> new ConfigurationException(prefix
+                + "lease must be a duration like 30s but was '" + leaseText + "'"));
+        String deadLetterTopic = environment.getProperty(prefix + "dead-letter-topic", String.class)
+                .orElse(a.stringValue(Idempotent.class, "deadLetterTopic").orElse(""));
+
+        KeyFrom from = a.enumValue(Idempotent.class, "keySource", KeyFrom.class).orElse(KeyFrom.MESSAGE_KEY);
+        String key = a.stringValue(Idempotent.class, "key").orElse("");
+        KeySource<Object> keys = switch (from) {
+            case MESSAGE_KEY -> KeySource.messageKey();
+            case MESSAGE_ID -> KeySource.messageId();
+            case HEADER -> KeySource.header(key);
+            case PROPERTY -> throw new ConfigurationException("@Idempotent on " + where
+                    + ": keySource PROPERTY is for @IdempotentListener; use MESSAGE_KEY, HEADER or MESSAGE_ID");
+        };
+
+        IdempotentProcessor.Builder<Object> processor = IdempotentProcessor.<Object>builder(delivery -> {
+            MethodInvocationContext<Object, Object> current = CURRENT.get();
+            RESULT.set(current.proceed());
+        }).codec((PayloadCodec<Object>) (PayloadCodec<?>) PayloadCodec.bytes()).keys(keys)
+                .claims(claims()).maxAttempts(maxAttempts).lease(lease);
+        Class<?> check = a.classValue(Idempotent.class, "dedupCheck").orElse(DedupCheck.class);
+        processor.dedupCheck(DedupCheck.class.equals(check) ? DedupCheck.none() : (DedupCheck) context.getBean(check));
+        Class<?> compensation = a.classValue(Idempotent.class, "compensation").orElse(Compensation.class);
+        if (!Compensation.class.equals(compensation)) {
+            processor.compensation((Compensation) context.getBean(compensation));
+        }
+        if (io.micronaut.core.reflect.ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry",
+                getClass().getClassLoader())) {
+            context.findBean(io.micrometer.core.instrument.MeterRegistry.class).ifPresent(processor::meterRegistry);
+        }
+        Map<String, Object> kafka = kafkaSettings(group);
+        KafkaRecordProcessor.Builder<Object> builder = KafkaRecordProcessor.builder(kafka, processor);
+        dev.idem.kafka.KafkaDeadLetterPublisher publisher = null;
+        if (!deadLetterTopic.isBlank()) {
+            publisher = dev.idem.kafka.KafkaDeadLetterPublisher.builder(kafka)
+                    .routing(dev.idem.core.DeadLetterRouting.fixed(deadLetterTopic)).build();
+            processor.deadLetters(publisher);
+        }
+        KafkaRecordProcessor<Object> built;
+        try {
+            built = builder.build();
+        } catch (IllegalArgumentException e) {
+            if (publisher != null) {
+                publisher.close();
+            }
+            throw new ConfigurationException("@Idempotent on " + where + " (idem.kafka, " + prefix + "*): "
+                    + e.getMessage(), e);
+        }
+        Wrapped w = new Wrapped(name, recordArgument, built, publisher);
+        wrapped.put(id(method), w);
+        LOG.info("Idem wraps @KafkaListener {} as '{}' (group {})", where, name, group);
+        return w;
+    }
+
+    private static String[] listenerTopics(AnnotationMetadata a) {
+        return a.findAnnotation("io.micronaut.configuration.kafka.annotation.Topic")
+                .map(t -> t.stringValues()).orElse(new String[] {"?"});
+    }
+
+    private Map<String, Object> kafkaSettings(String group) {
+        Map<String, Object> raw = environment.getProperties("idem.kafka", StringConvention.RAW);
+        Map<String, Object> settings = new HashMap<>();
+        raw.forEach((k, v) -> settings.put(k, v instanceof Collection<?> c
+                ? c.stream().map(String::valueOf).collect(Collectors.joining(",")) : v));
+        if (!settings.containsKey("bootstrap.servers")) {
+            environment.getProperty("kafka.bootstrap.servers", String.class)
+                    .ifPresent(servers -> settings.put("bootstrap.servers", servers));
+        }
+        if (!settings.containsKey("bootstrap.servers")) {
+            throw new ConfigurationException("idem.kafka.bootstrap.servers (or kafka.bootstrap.servers) is required "
+                    + "for @Idempotent listeners' dead letters");
+        }
+        settings.put("group.id", group);
+        return settings;
+    }
+
+    private RedisClaimStore claims() {
+        if (claims == null) {
+            claims = context.getBean(IdemListeners.class).claimStore();
+        }
+        return claims;
+    }
+
+    /** Closes the wrapped listeners' processors (lease renewal, dead-letter producers). */
+    @PreDestroy
+    void close() {
+        for (Wrapped w : wrapped.values()) {
+            try {
+                w.processor.close();
+                if (w.ownPublisher != null) {
+                    w.ownPublisher.close();
+                }
+            } catch (Exception e) {
+                LOG.warn("closing Idem's processor of '{}' failed", w.name, e);
+            }
+        }
+        wrapped.clear();
+    }
+
+    /** Checks every {@link Idempotent} method when the context starts, so a wrong one fails start-up. */
+    @jakarta.inject.Singleton
+    @Requires(classes = {ConsumerRecord.class, KafkaRecordProcessor.class})
+    static final class Check implements io.micronaut.context.processor.ExecutableMethodProcessor<Idempotent> {
+        private final IdempotentInterceptor interceptor;
+
+        Check(IdempotentInterceptor interceptor) {
+            this.interceptor = interceptor;
+        }
+
+        @Override
+        public void process(io.micronaut.inject.BeanDefinition<?> beanDefinition, ExecutableMethod<?, ?> method) {
+            interceptor.build(method);
+        }
+    }
+}

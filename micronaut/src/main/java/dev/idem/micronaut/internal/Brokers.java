@@ -1,0 +1,84 @@
+package dev.idem.micronaut.internal;
+
+import dev.idem.core.DeadLetterRouting;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.kafka.IdemKafkaConsumer;
+import dev.idem.kafka.KafkaDeadLetterPublisher;
+import dev.idem.micronaut.Broker;
+import dev.idem.micronaut.IdemListeners.RunningListener;
+import dev.idem.rocketmq.IdemRocketMqConsumer;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.rocketmq.common.ServiceState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Builds and starts the adapters' consumers; each broker's classes are touched only when a
+ * listener uses that broker, so an application needs only the adapter it uses.
+ */
+public final class Brokers {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Brokers.class);
+
+    private Brokers() {
+    }
+
+    /** An {@link IdemKafkaConsumer} for the listener, started. */
+    public static RunningListener kafka(String name, String topic, String group, IdempotentProcessor.Builder<Object> processor,
+                                        Map<String, Object> settings, String deadLetterTopic, int concurrency) {
+        Map<String, Object> config = new HashMap<>(settings);
+        config.put("group.id", group);
+        KafkaDeadLetterPublisher ownPublisher = null;
+        if (!deadLetterTopic.isBlank()) {
+            Map<String, Object> producer = new HashMap<>(config);
+            producer.remove("interceptor.classes");
+            ownPublisher = KafkaDeadLetterPublisher.builder(producer).routing(DeadLetterRouting.fixed(deadLetterTopic)).build();
+            processor.deadLetters(ownPublisher);
+        }
+        KafkaDeadLetterPublisher publisher = ownPublisher;
+        try {
+            IdemKafkaConsumer<Object> consumer = IdemKafkaConsumer.builder(config, processor)
+                    .topics(topic)
+                    .concurrency(concurrency > 0 ? concurrency : 1)
+                    .onFailure(failure -> LOG.warn("Idem listener '{}' trouble", name, failure))
+                    .build();
+            consumer.start();
+            return new RunningListener(name, Broker.KAFKA, topic, group,
+                    () -> consumer.state() == IdemKafkaConsumer.State.RUNNING || consumer.state() == IdemKafkaConsumer.State.STARTING,
+                    () -> {
+                        try {
+                            consumer.close();
+                        } finally {
+                            if (publisher != null) {
+                                publisher.close();
+                            }
+                        }
+                    });
+        } catch (RuntimeException | Error e) {
+            if (publisher != null) {
+                publisher.close();
+            }
+            throw e;
+        }
+    }
+
+    /** An {@link IdemRocketMqConsumer} for the listener, started. */
+    public static RunningListener rocketMq(String name, String topic, String group,
+                                           IdempotentProcessor.Builder<Object> processor, String nameServer,
+                                           String deadLetterTopic, int concurrency) {
+        IdemRocketMqConsumer.Builder<Object> builder = IdemRocketMqConsumer.builder(nameServer, group, processor)
+                .subscribe(topic, "*");
+        if (concurrency > 0) {
+            builder.threads(concurrency);
+        }
+        if (!deadLetterTopic.isBlank()) {
+            builder.deadLetterRouting(DeadLetterRouting.fixed(deadLetterTopic));
+        }
+        IdemRocketMqConsumer<Object> consumer = builder.build();
+        consumer.start();
+        return new RunningListener(name, Broker.ROCKETMQ, topic, group,
+                () -> consumer.consumer().getDefaultMQPushConsumerImpl().getServiceState() == ServiceState.RUNNING,
+                consumer::close);
+    }
+}

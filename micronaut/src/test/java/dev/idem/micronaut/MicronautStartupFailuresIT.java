@@ -1,0 +1,127 @@
+package dev.idem.micronaut;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import dev.idem.testkit.IdemTestKit;
+import dev.idem.testkit.RedisEndpoint;
+import io.micronaut.context.ApplicationContext;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A wrong or missing setting fails the application's start-up with a message naming it, before
+ * any consumer starts.
+ */
+@IdemTestKit
+class MicronautStartupFailuresIT {
+
+    private static Map<String, Object> valid(RedisEndpoint redis) {
+        Map<String, Object> p = new HashMap<>();
+        p.put("test.health.topic", "never-consumed");
+        p.put("test.health.group", "never-joined");
+        p.put("idem.redis.address", redis.uri().toString());
+        p.put("idem.kafka.bootstrap.servers", "127.0.0.1:1");
+        return p;
+    }
+
+    private static String failure(Map<String, Object> properties) {
+        Throwable thrown = startAndStop(properties);
+        assertThat(thrown).as("start-up should fail").isNotNull();
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = thrown; t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append('\n');
+        }
+        return messages.toString();
+    }
+
+    /** Starts a context and stops it (also when it fails to start, so nothing it began runs on). */
+    static Throwable startAndStop(Map<String, Object> properties) {
+        ApplicationContext context = ApplicationContext.builder().properties(properties).build();
+        Throwable thrown = catchThrowable(context::start);
+        try {
+            context.stop();
+        } catch (RuntimeException e) {
+            // already failed; what matters is the start-up failure
+        }
+        return thrown;
+    }
+
+    @Test
+    void missingKafkaServers(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.remove("idem.kafka.bootstrap.servers");
+        assertThat(failure(p)).contains("idem.kafka.bootstrap.servers is required");
+    }
+
+    @Test
+    void missingRedis(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.remove("idem.redis.address");
+        assertThat(failure(p)).contains("idem.redis.address is required");
+    }
+
+    @Test
+    void notANumber(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.listeners.health-orders.max-attempts", "abc");
+        assertThat(failure(p)).contains("idem.listeners.health-orders.max-attempts must be a whole number but was 'abc'");
+    }
+
+    @Test
+    void notADuration(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.listeners.health-orders.lease", "soon");
+        assertThat(failure(p)).contains("idem.listeners.health-orders.lease must be a duration");
+    }
+
+    @Test
+    void misspelledSetting(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.listeners.health-orders.max-attempt", "3");
+        assertThat(failure(p)).contains("idem.listeners.health-orders.max-attempt is not an Idem setting");
+    }
+
+    @Test
+    void settingsForNoListener(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.listeners.helth-orders.lease", "5s");
+        assertThat(failure(p)).contains("idem.listeners.helth-orders names no listener");
+    }
+
+    @Test
+    void wrongKafkaClientSetting(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.kafka.max.poll.interval.ms", "abc");
+        assertThat(failure(p)).contains("idem.kafka").contains("max.poll.interval.ms");
+    }
+
+    @Test
+    void retriesThatCannotFitTheWindows(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.listeners.health-orders.max-attempts", "0");
+        assertThat(failure(p)).contains("idem.listeners.health-orders").contains("maxAttempts");
+    }
+
+    @Test
+    void twoListenersWithOneName(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("test.wrong", "same-name");
+        assertThat(failure(p)).contains("two Idem listeners are named 'twice'");
+    }
+
+    @Test
+    void noPayloadParameter(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("test.wrong", "no-payload");
+        assertThat(failure(p)).contains("has no payload parameter");
+    }
+
+    @Test
+    void keyPropertyThePayloadLacks(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("test.wrong", "no-property");
+        assertThat(failure(p)).contains("Order has no property 'orderId'");
+    }
+}
