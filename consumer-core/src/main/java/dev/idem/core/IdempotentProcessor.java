@@ -8,7 +8,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
 
@@ -31,7 +33,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
     private final Protocol<T> protocol;
 
     private IdempotentProcessor(Builder<T> b) {
-        Meters meters = b.meterRegistry == null ? Meters.NONE : new MicrometerMeters(b.meterRegistry, b.group);
+        Meters meters = b.meterRegistry == null ? Meters.NONE : new MicrometerMeters(b.meterRegistry, b.group, b.meterTags);
         this.protocol = new Protocol<>(b, meters);
     }
 
@@ -104,6 +106,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         Clock clock = Clock.systemUTC();
         // A Micrometer MeterRegistry, or null for no metrics; typed loosely so Micrometer is optional.
         Object meterRegistry;
+        final Map<String, String> meterTags = new LinkedHashMap<>();
         Consumer<Outcome> onOutcome = outcome -> { };
 
         private Builder(DeliveryHandler<T> handler) {
@@ -254,6 +257,23 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
          */
         public Builder<T> meterRegistry(MeterRegistry meterRegistry) {
             this.meterRegistry = meterRegistry;
+            return this;
+        }
+
+        /**
+         * A tag on every one of this processor's meters, besides {@code group} (and {@code topic}
+         * and {@code outcome} where they apply), e.g. the name of the listener it runs. Default: none.
+         *
+         * @throws IllegalArgumentException if the key is one of Idem's own tags, or key or value is blank
+         */
+        public Builder<T> meterTag(String key, String value) {
+            if (key == null || key.isBlank() || value == null || value.isBlank()) {
+                throw new IllegalArgumentException("meterTag: key and value must not be blank");
+            }
+            if (List.of("group", "topic", "outcome").contains(key)) {
+                throw new IllegalArgumentException("meterTag: '" + key + "' is one of Idem's own tags");
+            }
+            meterTags.put(key, value);
             return this;
         }
 

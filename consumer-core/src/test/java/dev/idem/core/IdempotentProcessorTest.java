@@ -76,6 +76,24 @@ class IdempotentProcessorTest {
     }
 
     @Test
+    void aMeterTagIsOnEveryMeterBesidesTheGroup() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        IdempotentProcessor<String> processor = builder(handler).meterRegistry(registry)
+                .meterTag("listener", "reserve-stock").build();
+
+        processor.process(envelope("order-1"));
+
+        assertThat(registry.getMeters()).isNotEmpty().allSatisfy(meter -> {
+            assertThat(meter.getId().getTag("group")).isEqualTo("inventory");
+            assertThat(meter.getId().getTag("listener")).isEqualTo("reserve-stock");
+        });
+        assertThat(registry.get("idem.outcomes").tag("listener", "reserve-stock").tag("outcome", "applied")
+                .counter().count()).isEqualTo(1.0);
+        assertThatThrownBy(() -> builder(handler).meterTag("group", "other"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'group'");
+    }
+
+    @Test
     void aMessageIsAppliedOnceAndItsRedeliveryIsADuplicate() {
         IdempotentProcessor<String> processor = processor();
 

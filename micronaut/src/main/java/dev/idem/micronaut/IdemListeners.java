@@ -517,7 +517,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         if (plan.compensation != null) {
             processor.compensation(plan.compensation);
         }
-        meters(processor);
+        meters(processor, plan.name);
         try {
             return plan.broker == Broker.KAFKA
                     ? Brokers.kafka(plan.name, plan.topic, plan.group, processor, kafka, plan.deadLetterTopic, plan.concurrency)
@@ -530,9 +530,10 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         }
     }
 
-    private void meters(IdempotentProcessor.Builder<Object> processor) {
+    private void meters(IdempotentProcessor.Builder<Object> processor, String listener) {
         if (ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", getClass().getClassLoader())) {
-            context.findBean(io.micrometer.core.instrument.MeterRegistry.class).ifPresent(processor::meterRegistry);
+            context.findBean(io.micrometer.core.instrument.MeterRegistry.class).ifPresent(registry ->
+                    processor.meterRegistry(registry).meterTag("listener", listener));
         }
     }
 

@@ -213,7 +213,8 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         }
         if (io.micronaut.core.reflect.ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry",
                 getClass().getClassLoader())) {
-            context.findBean(io.micrometer.core.instrument.MeterRegistry.class).ifPresent(processor::meterRegistry);
+            context.findBean(io.micrometer.core.instrument.MeterRegistry.class).ifPresent(registry ->
+                    processor.meterRegistry(registry).meterTag("listener", name));
         }
         Map<String, Object> kafka = kafkaSettings(group);
         KafkaRecordProcessor.Builder<Object> builder = KafkaRecordProcessor.builder(kafka, processor);

@@ -78,7 +78,8 @@ class WrappedKafkaListenerIT {
             assertThat(effects.calls("wrapped", "poison-1")).as("poison attempts").isEqualTo(3);
             assertThat(effects.compensations("wrapped", "poison-1")).isEqualTo(1);
             assertThat(deadLetterKeys(kafka, topic + ".DLT")).containsExactly("poison-1");
-            double busy = meters.find("idem.outcomes").tag("outcome", "busy").counters().stream()
+            double busy = meters.find("idem.outcomes").tag("outcome", "busy")
+                    .tag("listener", "wrapped-orders").counters().stream()
                     .mapToDouble(c -> c.count()).sum();
             assertThat(busy).as("Busy outcomes through the wrapped path").isGreaterThanOrEqualTo(1);
             assertThat(lag(kafka, topic, names.group())).isZero();

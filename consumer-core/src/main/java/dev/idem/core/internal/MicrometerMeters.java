@@ -3,6 +3,7 @@ package dev.idem.core.internal;
 import dev.idem.core.Outcome;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.util.Locale;
 import java.util.Map;
@@ -19,7 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class MicrometerMeters implements Meters {
 
     private final MeterRegistry registry;
-    private final String group;
+    private final Tags tags;
     // Per topic, per outcome type: looked up for every message, so no key is built per call.
     private final Map<String, Map<Class<?>, Counter>> outcomes = new ConcurrentHashMap<>();
     private final Timer claimTimer;
@@ -33,13 +34,18 @@ public final class MicrometerMeters implements Meters {
      * @param registry a Micrometer {@code MeterRegistry}, typed loosely so that this class is the
      *                 only one that needs Micrometer on the class path
      * @param group    consumer group, a tag on every meter
+     * @param extra    more tags on every meter (key to value)
      */
-    public MicrometerMeters(Object registry, String group) {
+    public MicrometerMeters(Object registry, String group, Map<String, String> extra) {
         this.registry = (MeterRegistry) registry;
-        this.group = group;
-        this.claimTimer = Timer.builder("idem.claim").description("claim round trips").tag("group", group)
+        Tags all = Tags.of("group", group);
+        for (Map.Entry<String, String> tag : extra.entrySet()) {
+            all = all.and(tag.getKey(), tag.getValue());
+        }
+        this.tags = all;
+        this.claimTimer = Timer.builder("idem.claim").description("claim round trips").tags(tags)
                 .publishPercentileHistogram().register(this.registry);
-        this.handlerTimer = Timer.builder("idem.handler").description("handler calls").tag("group", group)
+        this.handlerTimer = Timer.builder("idem.handler").description("handler calls").tags(tags)
                 .publishPercentileHistogram().register(this.registry);
         this.storeUnavailable = counter("idem.claimstore.unavailable");
         this.publishFailures = counter("idem.deadletter.publish.failures");
@@ -48,13 +54,13 @@ public final class MicrometerMeters implements Meters {
     }
 
     private Counter counter(String name) {
-        return Counter.builder(name).tag("group", group).register(registry);
+        return Counter.builder(name).tags(tags).register(registry);
     }
 
     @Override
     public void outcome(String topic, Outcome outcome) {
         outcomes.computeIfAbsent(topic, t -> new ConcurrentHashMap<>())
-                .computeIfAbsent(outcome.getClass(), type -> Counter.builder("idem.outcomes").tag("group", group)
+                .computeIfAbsent(outcome.getClass(), type -> Counter.builder("idem.outcomes").tags(tags)
                         .tag("topic", topic).tag("outcome", type.getSimpleName().toLowerCase(Locale.ROOT))
                         .register(registry))
                 .increment();
