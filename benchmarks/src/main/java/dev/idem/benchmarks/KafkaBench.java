@@ -113,6 +113,8 @@ final class KafkaBench {
             default -> throw new IllegalArgumentException(variant);
         }
         Map<String, Long> after = probe.commandCalls();
+        probe.forget("bench:" + group + ":*");
+        probe.forget(group + ":*");
         return new Result("kafka", variant, round, measured.messages(), measured.seconds(),
                 RedisProbe.of(before, after, requests) / (double) measured.messages(),
                 RedisProbe.total(before, after) / (double) measured.messages());
@@ -140,6 +142,7 @@ final class KafkaBench {
             Latency latency = steady.summary("kafka", variant);
             LOG.info("kafka steady {}: {}", variant, latency);
             latencies.add(latency);
+            probe.forget("bench:" + group + ":*");
             closeProducer();
         }
         return latencies;

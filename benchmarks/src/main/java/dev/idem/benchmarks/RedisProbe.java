@@ -1,5 +1,7 @@
 package dev.idem.benchmarks;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.redisson.api.RedissonClient;
@@ -30,6 +32,21 @@ final class RedisProbe {
             }
         });
         return calls;
+    }
+
+    /** Deletes every key matching {@code pattern} (a run's own prefix), so runs do not pile up in Redis. */
+    void forget(String pattern) {
+        List<String> batch = new ArrayList<>(1_000);
+        redisson.getKeys().getKeysStreamByPattern(pattern, 1_000).forEach(key -> {
+            batch.add(key);
+            if (batch.size() == 1_000) {
+                redisson.getKeys().unlink(batch.toArray(String[]::new));
+                batch.clear();
+            }
+        });
+        if (!batch.isEmpty()) {
+            redisson.getKeys().unlink(batch.toArray(String[]::new));
+        }
     }
 
     static long total(Map<String, Long> before, Map<String, Long> after) {

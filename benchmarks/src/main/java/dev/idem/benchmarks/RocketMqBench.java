@@ -106,6 +106,8 @@ final class RocketMqBench {
             default -> throw new IllegalArgumentException(variant);
         }
         Map<String, Long> after = probe.commandCalls();
+        probe.forget("bench:" + group + ":*");
+        probe.forget(group + ":*");
         return new Result("rocketmq", variant, round, measured.messages(), measured.seconds(),
                 RedisProbe.of(before, after, requests) / (double) measured.messages(),
                 RedisProbe.total(before, after) / (double) measured.messages());
@@ -143,6 +145,7 @@ final class RocketMqBench {
                 Latency latency = steady.summary("rocketmq", variant);
                 LOG.info("rocketmq steady {}: {}", variant, latency);
                 latencies.add(latency);
+                probe.forget("bench:" + group + ":*");
             }
         } finally {
             producer.shutdown();
