@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -48,8 +47,6 @@ final class KafkaBench {
 
     private static final Logger LOG = LoggerFactory.getLogger(KafkaBench.class);
     private static final int PARTITIONS = 6;
-    private static final Set<String> IDEM_REQUESTS = Set.of("evalsha", "eval");
-    private static final Set<String> NAIVE_REQUESTS = Set.of("set");
 
     private final KafkaBroker kafka;
     private final RedissonClient redisson;
@@ -68,37 +65,18 @@ final class KafkaBench {
         String topic = "bench-" + UUID.randomUUID().toString().substring(0, 8);
         kafka.createTopic(topic, PARTITIONS);
         produce(topic, plan.kafkaMessages());
-        List<Result> results = new ArrayList<>();
-        for (int round = 0; round <= plan.rounds(); round++) {
-            Duration limit = round == 0 ? plan.warmUp() : plan.limit();
-            for (String variant : List.of("raw", "idem", "naive")) {
-                Result result = run(topic, variant, round, limit);
-                LOG.info("kafka round {} {}: {} records in {} s = {} records/s{}", round, variant, result.messages(),
-                        String.format("%.2f", result.seconds()), String.format("%.0f", result.perSecond()),
-                        round == 0 ? " (warm-up, not reported)" : "");
-                if (round > 0) {
-                    results.add(result);
-                }
-            }
-        }
-        return results;
+        return Rounds.run("kafka", plan, probe, (variant, group, limit) -> run(topic, variant, group, limit));
     }
 
-    private Result run(String topic, String variant, int round, Duration limit) throws Exception {
+    private Meter.Measured run(String topic, String variant, String group, Duration limit) throws Exception {
         Meter meter = new Meter();
-        String group = "bench-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
-        Map<String, Long> before = probe.commandCalls();
-        Meter.Measured measured;
-        Set<String> requests;
         switch (variant) {
             case "raw" -> {
-                requests = Set.of();
-                measured = withPollLoop(topic, group, meter, limit, record -> { });
+                return withPollLoop(topic, group, meter, limit, record -> { });
             }
             case "naive" -> {
-                requests = NAIVE_REQUESTS;
                 String prefix = group + ":";
-                measured = withPollLoop(topic, group, meter, limit, record -> {
+                return withPollLoop(topic, group, meter, limit, record -> {
                     RBucket<String> bucket = redisson.getBucket(prefix + new String(record.key(), StandardCharsets.UTF_8),
                             StringCodec.INSTANCE);
                     if (bucket.setIfAbsent("claimed", Duration.ofSeconds(30))) {
@@ -107,17 +85,10 @@ final class KafkaBench {
                 });
             }
             case "idem" -> {
-                requests = IDEM_REQUESTS;
-                measured = withIdem(topic, group, meter, limit, delivery -> { });
+                return withIdem(topic, group, meter, limit, delivery -> { });
             }
             default -> throw new IllegalArgumentException(variant);
         }
-        Map<String, Long> after = probe.commandCalls();
-        probe.forget("bench:" + group + ":*");
-        probe.forget(group + ":*");
-        return new Result("kafka", variant, round, measured.messages(), measured.seconds(),
-                RedisProbe.of(before, after, requests) / (double) measured.messages(),
-                RedisProbe.total(before, after) / (double) measured.messages());
     }
 
     /**

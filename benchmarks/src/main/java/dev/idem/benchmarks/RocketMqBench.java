@@ -12,8 +12,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.function.Consumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
@@ -42,8 +40,6 @@ final class RocketMqBench {
     private static final int QUEUES = 4;
     private static final int BATCH = 32;
     private static final int SEND_BATCH = 100;
-    private static final Set<String> IDEM_REQUESTS = Set.of("evalsha", "eval");
-    private static final Set<String> NAIVE_REQUESTS = Set.of("set");
 
     private final RocketMqBroker rocketMq;
     private final RedissonClient redisson;
@@ -62,37 +58,18 @@ final class RocketMqBench {
         String topic = "bench-" + UUID.randomUUID().toString().substring(0, 8);
         rocketMq.createTopic(topic, QUEUES);
         produce(topic, plan.rocketMqMessages());
-        List<Result> results = new ArrayList<>();
-        for (int round = 0; round <= plan.rounds(); round++) {
-            Duration limit = round == 0 ? plan.warmUp() : plan.limit();
-            for (String variant : List.of("raw", "idem", "naive")) {
-                Result result = run(topic, variant, round, limit);
-                LOG.info("rocketmq round {} {}: {} messages in {} s = {} messages/s{}", round, variant,
-                        result.messages(), String.format("%.2f", result.seconds()),
-                        String.format("%.0f", result.perSecond()), round == 0 ? " (warm-up, not reported)" : "");
-                if (round > 0) {
-                    results.add(result);
-                }
-            }
-        }
-        return results;
+        return Rounds.run("rocketmq", plan, probe, (variant, group, limit) -> run(topic, variant, group, limit));
     }
 
-    private Result run(String topic, String variant, int round, Duration limit) throws Exception {
+    private Meter.Measured run(String topic, String variant, String group, Duration limit) throws Exception {
         Meter meter = new Meter();
-        String group = "bench-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
-        Map<String, Long> before = probe.commandCalls();
-        Meter.Measured measured;
-        Set<String> requests;
         switch (variant) {
             case "raw" -> {
-                requests = Set.of();
-                measured = withListener(topic, group, meter, limit, () -> { }, plan.rocketMqMessages(), message -> { });
+                return withListener(topic, group, meter, limit, () -> { }, plan.rocketMqMessages(), message -> { });
             }
             case "naive" -> {
-                requests = NAIVE_REQUESTS;
                 String prefix = group + ":";
-                measured = withListener(topic, group, meter, limit, () -> { }, plan.rocketMqMessages(), message -> {
+                return withListener(topic, group, meter, limit, () -> { }, plan.rocketMqMessages(), message -> {
                     RBucket<String> bucket = redisson.getBucket(prefix + message.getKeys(), StringCodec.INSTANCE);
                     if (bucket.setIfAbsent("claimed", Duration.ofSeconds(30))) {
                         bucket.set("done", Duration.ofDays(7));
@@ -100,17 +77,10 @@ final class RocketMqBench {
                 });
             }
             case "idem" -> {
-                requests = IDEM_REQUESTS;
-                measured = withIdem(topic, group, meter, limit, () -> { }, plan.rocketMqMessages(), delivery -> { });
+                return withIdem(topic, group, meter, limit, () -> { }, plan.rocketMqMessages(), delivery -> { });
             }
             default -> throw new IllegalArgumentException(variant);
         }
-        Map<String, Long> after = probe.commandCalls();
-        probe.forget("bench:" + group + ":*");
-        probe.forget(group + ":*");
-        return new Result("rocketmq", variant, round, measured.messages(), measured.seconds(),
-                RedisProbe.of(before, after, requests) / (double) measured.messages(),
-                RedisProbe.total(before, after) / (double) measured.messages());
     }
 
     /**

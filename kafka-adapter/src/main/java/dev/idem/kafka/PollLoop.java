@@ -297,11 +297,13 @@ final class PollLoop<T> implements Runnable {
     /** Commits again, and waits for, what went asynchronously for these partitions (null: all). */
     private void confirmAsyncCommits(Collection<TopicPartition> partitions) {
         Map<TopicPartition, OffsetAndMetadata> confirm = new HashMap<>(committedAsync);
-        if (partitions != null) {
+        if (partitions == null) {
+            committedAsync.clear();
+        } else {
             confirm.keySet().retainAll(partitions);
+            committedAsync.keySet().removeAll(partitions);
         }
         confirm.keySet().retainAll(consumer.assignment());
-        committedAsync.keySet().removeAll(partitions == null ? List.copyOf(committedAsync.keySet()) : partitions);
         commit(confirm);
     }
 
