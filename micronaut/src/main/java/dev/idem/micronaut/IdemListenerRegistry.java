@@ -1,15 +1,19 @@
 package dev.idem.micronaut;
 
+import io.micronaut.context.exceptions.ConfigurationException;
 import io.micronaut.context.processor.ExecutableMethodProcessor;
 import io.micronaut.inject.BeanDefinition;
 import io.micronaut.inject.ExecutableMethod;
 import jakarta.inject.Singleton;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Collects the {@link IdempotentListener} and {@link IdempotentCompensation} methods Micronaut's
- * annotation processor found at compile time: no classpath scanning, no reflection.
+ * annotation processor found at compile time (no classpath scanning, no reflection), and the names
+ * of the {@link Idempotent} listeners, so that configuration and names are checked across both.
  */
 @Singleton
 final class IdemListenerRegistry {
@@ -19,6 +23,7 @@ final class IdemListenerRegistry {
 
     private final List<Found> listeners = new ArrayList<>();
     private final List<Found> compensations = new ArrayList<>();
+    private final Map<String, String> wrapped = new LinkedHashMap<>();
 
     synchronized List<Found> listeners() {
         return List.copyOf(listeners);
@@ -26,6 +31,20 @@ final class IdemListenerRegistry {
 
     synchronized List<Found> compensations() {
         return List.copyOf(compensations);
+    }
+
+    /** The wrapped {@code @KafkaListener} methods' names, each with where it is declared. */
+    synchronized Map<String, String> wrapped() {
+        return Map.copyOf(wrapped);
+    }
+
+    /** Records a wrapped listener's name; a second listener with the same name fails start-up. */
+    synchronized void wrapped(String name, String where) {
+        String other = wrapped.putIfAbsent(name, where);
+        if (other != null && !other.equals(where)) {
+            throw new ConfigurationException("two Idem listeners are named '" + name + "': " + other + " and " + where
+                    + "; give one a different @Idempotent(name = ...)");
+        }
     }
 
     synchronized void listener(BeanDefinition<?> bean, ExecutableMethod<?, ?> method) {

@@ -40,6 +40,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
@@ -169,12 +170,14 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
 
     private List<Plan> plans() {
         Map<String, Plan> byName = new LinkedHashMap<>();
+        Map<String, String> wrapped = registry.wrapped();
         for (IdemListenerRegistry.Found found : registry.listeners()) {
             Plan plan = plan(found);
             Plan other = byName.putIfAbsent(plan.name, plan);
-            if (other != null) {
-                throw new ConfigurationException("two Idem listeners are named '" + plan.name + "': " + other.method
-                        + " and " + plan.method + "; give one a different @IdempotentListener(name = ...)");
+            String otherMethod = other != null ? other.method : wrapped.get(plan.name);
+            if (otherMethod != null) {
+                throw new ConfigurationException("two Idem listeners are named '" + plan.name + "': " + otherMethod
+                        + " and " + plan.method + "; give one a different name");
             }
         }
         for (IdemListenerRegistry.Found found : registry.compensations()) {
@@ -201,9 +204,11 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         }
         Collection<String> configured = environment.getPropertyEntries("idem.listeners");
         for (String name : configured) {
-            if (!byName.containsKey(name)) {
+            if (!byName.containsKey(name) && !wrapped.containsKey(name)) {
+                Set<String> names = new TreeSet<>(byName.keySet());
+                names.addAll(wrapped.keySet());
                 throw new ConfigurationException("idem.listeners." + name + " names no listener; listeners are "
-                        + byName.keySet());
+                        + names);
             }
         }
         return List.copyOf(byName.values());

@@ -27,7 +27,10 @@ import java.lang.annotation.Target;
 @Executable(processOnStartup = true)
 public @interface Idempotent {
 
-    /** The listener's name in configuration ({@code idem.listeners.<name>.*}); default {@code <group>-<topic>}. */
+    /**
+     * The listener's name: default {@code <groupId>-<topic>}. Configuration overrides the annotation
+     * by it: {@code idem.listeners.<name>.max-attempts}, {@code lease} and {@code dead-letter-topic}.
+     */
     String name() default "";
 
     /** Where the idempotency key comes from. */

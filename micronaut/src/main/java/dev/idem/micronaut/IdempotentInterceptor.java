@@ -32,6 +32,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -56,14 +57,19 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
     private static final ThreadLocal<MethodInvocationContext<Object, Object>> CURRENT = new ThreadLocal<>();
     private static final ThreadLocal<Object> RESULT = new ThreadLocal<>();
 
+    /** The {@code idem.listeners.<name>.*} settings of a wrapped listener (its threads are micronaut-kafka's). */
+    private static final Set<String> WRAPPED_KEYS = Set.of("max-attempts", "lease", "dead-letter-topic");
+
     private final BeanContext context;
     private final Environment environment;
+    private final IdemListenerRegistry registry;
     private final Map<String, Wrapped> wrapped = new ConcurrentHashMap<>();
     private volatile RedisClaimStore claims;
 
-    IdempotentInterceptor(BeanContext context, Environment environment) {
+    IdempotentInterceptor(BeanContext context, Environment environment, IdemListenerRegistry registry) {
         this.context = context;
         this.environment = environment;
+        this.registry = registry;
     }
 
     /** Idem asks micronaut-kafka to deliver the record again; not a failure of the record. */
@@ -172,10 +178,18 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
             throw new ConfigurationException("@Idempotent on " + where
                     + ": the method must declare the ConsumerRecord parameter (micronaut-kafka binds it)");
         }
-        String[] topics = listenerTopics(a);
+        String[] topics = listenerTopics(a, where);
         String topic = topics.length == 1 ? topics[0] : String.join(",", topics);
         String name = a.stringValue(Idempotent.class, "name").filter(StringUtils::hasText).orElse(group + "-" + topic);
+        registry.wrapped(name, where);
         String prefix = "idem.listeners." + name + ".";
+        for (String setting : environment.getPropertyEntries("idem.listeners." + name)) {
+            if (!WRAPPED_KEYS.contains(setting)) {
+                throw new ConfigurationException(prefix + setting + " is not a setting of a wrapped @KafkaListener; known: "
+                        + WRAPPED_KEYS.stream().sorted().map(k -> prefix + k).collect(Collectors.joining(", "))
+                        + " (its threads are @KafkaListener(threads = ...))");
+            }
+        }
         int maxAttempts = environment.getProperty(prefix + "max-attempts", String.class).map(v -> {
             try {
                 return Integer.parseInt(v.trim());
@@ -240,9 +254,21 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         return w;
     }
 
-    private static String[] listenerTopics(AnnotationMetadata a) {
-        return a.findAnnotation("io.micronaut.configuration.kafka.annotation.Topic")
-                .map(t -> t.stringValues()).orElse(new String[] {"?"});
+    /** The method's {@code @Topic} values ({@code @Topic} is repeatable: Micronaut keeps it in its container). */
+    private static String[] listenerTopics(AnnotationMetadata a, String where) {
+        List<AnnotationValue<java.lang.annotation.Annotation>> found = new java.util.ArrayList<>(
+                a.getAnnotationValuesByName("io.micronaut.configuration.kafka.annotation.Topic"));
+        a.findAnnotation("io.micronaut.configuration.kafka.annotation.Topics")
+                .ifPresent(container -> found.addAll(container.getAnnotations("value")));
+        String[] topics = found.stream()
+                .flatMap(t -> java.util.stream.Stream.concat(java.util.Arrays.stream(t.stringValues()),
+                        java.util.Arrays.stream(t.stringValues("patterns"))))
+                .filter(StringUtils::hasText).distinct().toArray(String[]::new);
+        if (topics.length == 0) {
+            throw new ConfigurationException("@Idempotent on " + where + " needs the method's @Topic (it names the "
+                    + "listener: <groupId>-<topic>)");
+        }
+        return topics;
     }
 
     private Map<String, Object> kafkaSettings(String group) {

@@ -38,8 +38,12 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
+import org.apache.rocketmq.client.consumer.PullResult;
+import org.apache.rocketmq.client.consumer.PullStatus;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageQueue;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -145,6 +149,7 @@ class MicronautListenersIT {
             assertThat(ledger).containsEntry(kafkaGroup + "/order-poison", "dead-ok")
                     .containsEntry(rocketGroup + "/order-poison", "dead-ok");
             assertThat(deadLetters(kafka, kafkaTopic + ".DLT")).containsExactly("order-poison");
+            assertThat(rocketMqDeadLetters(rocketMq, rocketTopic + "_DLQ", names)).containsExactly("order-poison");
 
             // Health: UP while everything runs; a consumer that stopped makes it DOWN.
             IdemHealthIndicator health = context.getBean(IdemHealthIndicator.class);
@@ -154,6 +159,10 @@ class MicronautListenersIT {
             closed = true;
             // Nothing uncommitted: the group's committed offsets are the topic's end offsets.
             assertThat(lag(kafka, kafkaTopic, kafkaGroup)).as("uncommitted Kafka records after close").isZero();
+            assertThat(rocketMqLag(rocketMq, rocketTopic, rocketGroup)).as("uncommitted RocketMQ messages after close")
+                    .isZero();
+            assertThat(rocketMqLag(rocketMq, "%RETRY%" + rocketGroup, rocketGroup))
+                    .as("uncommitted RocketMQ redeliveries after close").isZero();
         } finally {
             if (!closed) {
                 context.close();
@@ -317,6 +326,53 @@ class MicronautListenersIT {
             }
         }
         return keys;
+    }
+
+    /** The keys of every message on a RocketMQ topic, pulled by offset from the start of each queue. */
+    @SuppressWarnings("deprecation") // DefaultMQPullConsumer: the client's one API for pulling by offset.
+    private static List<String> rocketMqDeadLetters(RocketMqBroker rocketMq, String topic, TestNames names)
+            throws Exception {
+        DefaultMQPullConsumer reader = new DefaultMQPullConsumer(names.group("dlq-reader"));
+        reader.setNamesrvAddr(rocketMq.nameServerAddress());
+        reader.setInstanceName("dlq-reader-" + System.nanoTime());
+        reader.start();
+        try {
+            List<String> keys = new ArrayList<>();
+            for (MessageQueue queue : reader.fetchSubscribeMessageQueues(topic)) {
+                PullResult result = reader.pull(queue, "*", 0, 32, 3_000);
+                if (result.getPullStatus() == PullStatus.FOUND) {
+                    result.getMsgFoundList().forEach(m -> keys.add(m.getKeys()));
+                }
+            }
+            return keys;
+        } finally {
+            reader.shutdown();
+        }
+    }
+
+    /**
+     * Messages of a topic the group has not committed: each queue's end offset less the offset the
+     * broker keeps for the group (what the console calls the group's diff).
+     */
+    @SuppressWarnings("deprecation")
+    private static long rocketMqLag(RocketMqBroker rocketMq, String topic, String group) throws Exception {
+        DefaultMQPullConsumer reader = new DefaultMQPullConsumer(group);
+        reader.setNamesrvAddr(rocketMq.nameServerAddress());
+        reader.setInstanceName("lag-reader-" + System.nanoTime());
+        reader.start();
+        try {
+            long lag = 0;
+            long messages = 0;
+            for (MessageQueue queue : reader.fetchSubscribeMessageQueues(topic)) {
+                long end = reader.maxOffset(queue);
+                messages += end;
+                lag += end - Math.max(0, reader.fetchConsumeOffset(queue, true));
+            }
+            assertThat(messages).as("messages on " + topic).isPositive();
+            return lag;
+        } finally {
+            reader.shutdown();
+        }
     }
 
     private static long lag(KafkaBroker kafka, String topic, String group) throws Exception {

@@ -124,4 +124,34 @@ class MicronautStartupFailuresIT {
         p.put("test.wrong", "no-property");
         assertThat(failure(p)).contains("Order has no property 'orderId'");
     }
+
+    @Test
+    void aWrappedListenerIsNamedByItsGroupAndTopic(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("test.wrong", "wrapped");
+        p.put("test.wrong.group", "stock");
+        p.put("test.wrong.topic", "order-paid");
+        p.put("kafka.bootstrap.servers", "127.0.0.1:1");
+        p.put("idem.listeners.stock-order-paid.max-attempts", "abc");
+        assertThat(failure(p)).contains("idem.listeners.stock-order-paid.max-attempts must be a whole number");
+    }
+
+    @Test
+    void aWrappedListenerRefusesSettingsItCannotHonour(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("test.wrong", "wrapped");
+        p.put("test.wrong.group", "stock");
+        p.put("test.wrong.topic", "order-paid");
+        p.put("kafka.bootstrap.servers", "127.0.0.1:1");
+        p.put("idem.listeners.stock-order-paid.concurrency", "4");
+        assertThat(failure(p)).contains("idem.listeners.stock-order-paid.concurrency is not a setting of a wrapped");
+    }
+
+    @Test
+    void aWrappedListenerAndAnIdempotentListenerWithOneName(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("test.wrong", "wrapped-same-name");
+        p.put("kafka.bootstrap.servers", "127.0.0.1:1");
+        assertThat(failure(p)).contains("two Idem listeners are named 'health-orders'");
+    }
 }

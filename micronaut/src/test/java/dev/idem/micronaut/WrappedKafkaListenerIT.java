@@ -49,6 +49,8 @@ class WrappedKafkaListenerIT {
         p.put("kafka.bootstrap.servers", kafka.bootstrapServers());
         p.put("idem.redis.address", redis.uri().toString());
         p.put("idem.redis.key-prefix", names.keyPrefix());
+        // Configuration overrides the annotation's maxAttempts = 4, by the listener's name.
+        p.put("idem.listeners.wrapped-orders.max-attempts", "3");
         try (ApplicationContext context = ApplicationContext.run(p)) {
             Effects effects = context.getBean(Effects.class);
             MeterRegistry meters = context.getBean(MeterRegistry.class);

@@ -35,7 +35,7 @@ public class WrappedListener {
     }
 
     @Topic("${test.wrapped.topic}")
-    @Idempotent(name = "wrapped-orders", keySource = KeyFrom.MESSAGE_KEY, maxAttempts = 3, lease = "10s",
+    @Idempotent(name = "wrapped-orders", keySource = KeyFrom.MESSAGE_KEY, maxAttempts = 4, lease = "10s",
             compensation = WrappedListener.Undo.class)
     public void receive(ConsumerRecord<String, String> record) throws InterruptedException {
         effects.call("wrapped", record.key());

@@ -22,6 +22,8 @@ import org.junit.jupiter.api.Test;
 @IdemTestKit
 class InventoryIT {
 
+    private static final String H2 = "jdbc:h2:mem:inventory;DB_CLOSE_DELAY=-1";
+
     @Test
     void threeCopiesDeductOnce(KafkaBroker kafka, RedisEndpoint redis, TestNames names) throws Exception {
         kafka.createTopic("orders", 3);
@@ -30,7 +32,12 @@ class InventoryIT {
                 "idem.redis.address", redis.uri().toString(),
                 "idem.redis.key-prefix", names.keyPrefix(),
                 "idem.kafka.bootstrap.servers", kafka.bootstrapServers(),
-                "kafka.bootstrap.servers", kafka.bootstrapServers()))) {
+                "kafka.bootstrap.servers", kafka.bootstrapServers(),
+                // An in-memory database instead of application.yml's PostgreSQL.
+                "datasources.default.url", H2,
+                "datasources.default.username", "sa",
+                "datasources.default.password", "",
+                "datasources.default.driver-class-name", "org.h2.Driver"))) {
             // The application's DataSource answers inside transactions only: the test reads the
             // same in-memory database directly.
             try (Connection c = connect(); Statement s = c.createStatement()) {
@@ -57,7 +64,7 @@ class InventoryIT {
     }
 
     private static Connection connect() throws Exception {
-        return DriverManager.getConnection("jdbc:h2:mem:inventory;DB_CLOSE_DELAY=-1", "sa", "");
+        return DriverManager.getConnection(H2, "sa", "");
     }
 
     private static int quantity() throws Exception {

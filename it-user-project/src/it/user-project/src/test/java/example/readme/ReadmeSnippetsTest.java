@@ -20,11 +20,11 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's Java examples cannot drift from code that compiles: every {@code ```java} block
- * follows a line {@code <!-- snippet: <path>#<tag> -->} (path from the repository root, into this
- * project or its sibling {@code micronaut-project}) and must equal the regions between
- * {@code // tag::<tag>[]} and {@code // end::<tag>[]} of that file, each without its common
- * indentation, several regions joined by one blank line. The README's dependency blocks name Idem
+ * The README's Java and YAML examples cannot drift from code that compiles and runs: every
+ * {@code ```java} and {@code ```yaml} block follows a line {@code <!-- snippet: <path>#<tag> -->}
+ * (path from the repository root, into this project or its sibling {@code micronaut-project}) and
+ * must equal the regions between {@code // tag::<tag>[]} and {@code // end::<tag>[]} ({@code #} in
+ * YAML) of that file, each without its common indentation, several regions joined by one blank line. The README's dependency blocks name Idem
  * artifacts one of the two projects builds with, at its version.
  */
 class ReadmeSnippetsTest {
@@ -34,10 +34,13 @@ class ReadmeSnippetsTest {
     private static final List<String> PROJECT_NAMES = List.of("user-project", "micronaut-project");
     private static final Map<String, List<String>> EXAMPLE_FOLDERS = Map.of(
             "user-project", List.of("src/main/java/example/readme", "src/test/java/example/readme"),
-            "micronaut-project", List.of("src/main/java/example/micronaut", "src/test/java/example/micronaut"));
+            "micronaut-project", List.of("src/main/java/example/micronaut", "src/test/java/example/micronaut",
+                    "src/main/resources"));
+    /** The README's blocks in these languages are cut from the projects' files. */
+    private static final Set<String> CUT_LANGUAGES = Set.of("java", "yaml");
     private static final Pattern MARKER = Pattern.compile("<!-- snippet: " + Pattern.quote(PROJECTS)
             + "(user-project|micronaut-project)/(\\S+)#(\\S+) -->");
-    private static final Pattern TAG = Pattern.compile("^\\s*// (tag|end)::([a-z0-9-]+)\\[\\]\\s*$");
+    private static final Pattern TAG = Pattern.compile("^\\s*(?://|#) (tag|end)::([a-z0-9-]+)\\[\\]\\s*$");
     private static final Pattern IDEM_ARTIFACT = Pattern.compile(
             "<groupId>dev\\.idem</groupId>\\s*<artifactId>([^<]+)</artifactId>(?:\\s*<version>([^<]+)</version>)?");
 
@@ -106,15 +109,16 @@ class ReadmeSnippetsTest {
     }
 
     @Test
-    void everyJavaBlockOfTheReadmeIsCutFromCompiledSource() throws IOException {
+    void everyJavaAndYamlBlockOfTheReadmeIsCutFromTestedSource() throws IOException {
         List<String> problems = new ArrayList<>();
         for (Block block : blocks(readme())) {
-            if (!block.language().equals("java")) {
+            if (!CUT_LANGUAGES.contains(block.language())) {
                 continue;
             }
             Matcher marker = MARKER.matcher(block.marker().strip());
             if (!marker.matches()) {
-                problems.add("README line " + block.line() + ": a java block without a line '<!-- snippet: " + PROJECTS
+                problems.add("README line " + block.line() + ": a " + block.language()
+                        + " block without a line '<!-- snippet: " + PROJECTS
                         + "<user-project|micronaut-project>/<path>#<tag> -->' before it; write it in one of those "
                         + "projects' sources and mark it");
                 continue;
@@ -131,7 +135,7 @@ class ReadmeSnippetsTest {
                 problems.add("README line " + block.line() + ": no region '" + tag + "' in " + source);
             } else if (!expected.equals(block.text())) {
                 problems.add("README line " + block.line() + " differs from " + file + "#" + tag
-                        + "; the README should have:\n```java\n" + expected + "```");
+                        + "; the README should have:\n```" + block.language() + "\n" + expected + "```");
             }
         }
         if (!problems.isEmpty()) {
