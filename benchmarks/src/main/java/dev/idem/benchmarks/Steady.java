@@ -2,8 +2,11 @@ package dev.idem.benchmarks;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One steady-rate latency run: a warm-up the consumer must have handled first (its group joined,
@@ -14,17 +17,22 @@ final class Steady {
 
     /** Messages sent and handled before measuring. */
     static final int WARM_UP = 200;
+    /** A message slower than this is counted by the second it was sent in, to tell stalls from noise. */
+    private static final long SLOW_NANOS = Duration.ofMillis(10).toNanos();
+    private static final Logger LOG = LoggerFactory.getLogger(Steady.class);
 
     private final Plan plan;
     private final int measured;
     private final Meter meter = new Meter();
     private final Latencies latencies;
+    private final AtomicIntegerArray slowBySecond;
     private volatile long measuringFrom = Long.MAX_VALUE;
 
     Steady(Plan plan) {
         this.plan = plan;
         this.measured = (int) (plan.steadyRate() * plan.steady().toSeconds());
         this.latencies = new Latencies(measured);
+        this.slowBySecond = new AtomicIntegerArray((int) plan.steady().toSeconds() + 1);
     }
 
     Meter meter() {
@@ -73,7 +81,12 @@ final class Steady {
     void handled(byte[] payload) {
         long sentAt = ByteBuffer.wrap(payload).getLong(0);
         if (sentAt >= measuringFrom) {
-            latencies.add(System.nanoTime() - sentAt);
+            long latency = System.nanoTime() - sentAt;
+            latencies.add(latency);
+            if (latency > SLOW_NANOS) {
+                int second = (int) Math.min((sentAt - measuringFrom) / 1_000_000_000L, slowBySecond.length() - 1);
+                slowBySecond.incrementAndGet(second);
+            }
         }
     }
 
@@ -82,6 +95,8 @@ final class Steady {
             throw new IllegalStateException(broker + " " + variant + ": " + latencies.size() + " of " + measured
                     + " messages measured");
         }
+        LOG.info("{} steady {}: messages over 10 ms by the second they were sent in: {}", broker, variant,
+                slowBySecond);
         return latencies.summary(broker, variant);
     }
 }

@@ -29,6 +29,18 @@ public interface DedupCheck<T> {
     }
 
     /**
+     * Whether {@code handler} refuses, by itself, every delivery this check would find: it throws
+     * {@link DuplicateEffectException} before it has any effect (the JDBC ledger's transactional
+     * handler inserts its row first, and the row's unique key refuses a second one, even from a
+     * concurrent run). The processor then does not ask {@link #alreadyApplied} before the handler,
+     * which saves a query per message; when the handler refuses, it asks
+     * {@link #compensationPending} as it would after the check. Default: false.
+     */
+    default boolean refusesDuplicates(DeliveryHandler<?> handler) {
+        return false;
+    }
+
+    /**
      * Remembers, in the system of record, that a key was dead-lettered, so that a redelivery after
      * the claim store lost its record is found here ({@link #alreadyApplied} answers true) and never
      * runs, dead-letters or compensates again. Called after the dead letter is published and before
@@ -42,8 +54,9 @@ public interface DedupCheck<T> {
 
     /**
      * Whether this key was dead-lettered here ({@link #deadLettered}) and no compensation outcome is
-     * recorded for it ({@link #compensated}). Asked only when {@link #alreadyApplied} answered true
-     * for a key the claim store had no record of: the processor then finishes the compensation,
+     * recorded for it ({@link #compensated}). Asked only when {@link #alreadyApplied} answered true,
+     * or a handler that {@link #refusesDuplicates refuses duplicates} refused the delivery, for a key
+     * the claim store had no finished record of: the processor then finishes the compensation,
      * once, so a Redis loss between the dead letter and its compensation does not lose it. Default:
      * false.
      *

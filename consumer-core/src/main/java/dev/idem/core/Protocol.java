@@ -75,6 +75,8 @@ final class Protocol<T> implements AutoCloseable {
     private final String group;
     private final ClaimStore claims;
     private final DedupCheck<? super T> dedupCheck;
+    // False when the handler itself refuses what the check would find (the ledger's insert comes first).
+    private final boolean checkFirst;
     private final DeliveryHandler<T> handler;
     private final HandlerInterceptor interceptor;
     private final PayloadCodec<T> codec;
@@ -101,6 +103,7 @@ final class Protocol<T> implements AutoCloseable {
         this.group = b.group;
         this.claims = b.claims;
         this.dedupCheck = b.dedupCheck;
+        this.checkFirst = !b.dedupCheck.refusesDuplicates(b.handler);
         this.handler = b.handler;
         this.interceptor = b.interceptor;
         this.codec = b.codec;
@@ -373,13 +376,11 @@ final class Protocol<T> implements AutoCloseable {
             }
         }
 
-        // 2e. The business dedup check: the system of record has the last word.
+        // 2e. The business dedup check: the system of record has the last word. A handler that
+        // refuses duplicates itself (the ledger's row comes first in its transaction) is that check.
         try {
-            if (dedupCheck.alreadyApplied(delivery)) {
-                if (dedupCheck.compensationPending(delivery)) {
-                    return recoverCompensation(round, item, claimed);
-                }
-                return new Outcome.Duplicate(key, "found by the business check");
+            if (checkFirst && dedupCheck.alreadyApplied(delivery)) {
+                return foundApplied(round, item, claimed, delivery, "found by the business check");
             }
         } catch (Exception e) {
             return release(round, item, deferred(item, "business check unavailable: " + Failures.describe(e), e));
@@ -392,7 +393,13 @@ final class Protocol<T> implements AutoCloseable {
                 return null;
             });
         } catch (DuplicateEffectException e) {
-            return new Outcome.Duplicate(key, "refused by the system of record: " + e.getMessage());
+            try {
+                return foundApplied(round, item, claimed, delivery, "refused by the system of record: "
+                        + e.getMessage());
+            } catch (Exception unavailable) {
+                return release(round, item, deferred(item, "business check unavailable: "
+                        + Failures.describe(unavailable), unavailable));
+            }
         } catch (Exception | Error e) {
             if (e instanceof Error error && Failures.isCrash(error)) {
                 // The process cannot go on: leave the claim as a crash would (its lease expires and
@@ -408,6 +415,15 @@ final class Protocol<T> implements AutoCloseable {
                     + "business check is what keeps the effect single", key);
         }
         return new Outcome.Applied(key, claimed.fence(), attempt, leaseLost);
+    }
+
+    /** The system of record has the key: a duplicate, or a dead letter whose compensation is to finish. */
+    private Outcome foundApplied(Round<T> round, Prepared<T> item, Claim.Claimed claimed, Delivery<T> delivery,
+                                 String reason) throws Exception {
+        if (dedupCheck.compensationPending(delivery)) {
+            return recoverCompensation(round, item, claimed);
+        }
+        return new Outcome.Duplicate(item.key(), reason);
     }
 
     /** Renews one held key now; false if it is no longer ours (or the store cannot tell). */

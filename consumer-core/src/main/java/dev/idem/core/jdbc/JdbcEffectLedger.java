@@ -211,6 +211,12 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
         return handler instanceof Recording<?> recording && recording.ledger == this;
     }
 
+    /** Its own transactional handler inserts the ledger row before the effect: a duplicate fails there. */
+    @Override
+    public boolean refusesDuplicates(DeliveryHandler<?> handler) {
+        return recordedBy(handler);
+    }
+
     @Override
     public Optional<Duration> retention() {
         return Optional.of(retention);

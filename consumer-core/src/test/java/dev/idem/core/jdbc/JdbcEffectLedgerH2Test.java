@@ -7,7 +7,16 @@ import dev.idem.core.DeliveryHandler;
 import dev.idem.core.DuplicateEffectException;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import dev.idem.core.Envelope;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.KeySource;
+import dev.idem.core.Outcome;
+import dev.idem.core.PayloadCodec;
+import dev.idem.core.memory.InMemoryClaimStore;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -29,6 +38,51 @@ class JdbcEffectLedgerH2Test {
                     .isInstanceOf(DuplicateEffectException.class);
             assertThat(LedgerFixture.movements(keepAlive, "order-1")).isEqualTo(1);
         }
+    }
+
+    /**
+     * The ledger's own handler inserts the row first, so the processor asks no query before it: one
+     * connection (one transaction) per new message. When the claim store has forgotten a finished
+     * key, the row refuses the copy, which is a duplicate without an effect.
+     */
+    @Test
+    void aNewMessageCostsOneTransactionAndACopyTheStoreForgotIsRefusedByTheRow() throws Exception {
+        String url = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+        try (Connection keepAlive = DriverManager.getConnection(url)) {
+            LedgerFixture.createTables(keepAlive, "h2");
+            AtomicInteger connections = new AtomicInteger();
+            DataSource plain = LedgerFixture.dataSource(url, "", "");
+            DataSource counting = (DataSource) java.lang.reflect.Proxy.newProxyInstance(
+                    DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                        if (method.getName().equals("getConnection")) {
+                            connections.incrementAndGet();
+                        }
+                        return method.invoke(plain, args);
+                    });
+            JdbcEffectLedger ledger = JdbcEffectLedger.builder(counting).build();
+            connections.set(0);
+
+            Outcome first = processor(ledger).process(envelope("order-1"));
+            assertThat(first).isInstanceOf(Outcome.Applied.class);
+            assertThat(connections.get()).as("connections for one new message").isEqualTo(1);
+
+            // A processor with an empty claim store: Redis lost the finished key.
+            Outcome copy = processor(ledger).process(envelope("order-1"));
+            assertThat(copy).isInstanceOf(Outcome.Duplicate.class);
+            assertThat(LedgerFixture.movements(keepAlive, "order-1")).isEqualTo(1);
+        }
+    }
+
+    private static IdempotentProcessor<String> processor(JdbcEffectLedger ledger) {
+        return ledger.processor(LedgerFixture.<String>insertMovement()).group("inventory")
+                .claims(InMemoryClaimStore.create()).codec(PayloadCodec.utf8()).keys(KeySource.payload(p -> p))
+                .deadLetters(letter -> {
+                    throw new AssertionError("no dead letter expected: " + letter);
+                }).build();
+    }
+
+    private static Envelope envelope(String body) {
+        return new Envelope("orders", 0, "7", "orders-0@7", 0, Map.of(), body.getBytes(StandardCharsets.UTF_8));
     }
 
     @Test
