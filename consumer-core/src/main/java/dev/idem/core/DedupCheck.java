@@ -34,7 +34,9 @@ public interface DedupCheck<T> {
      * handler inserts its row first, and the row's unique key refuses a second one, even from a
      * concurrent run). The processor then does not ask {@link #alreadyApplied} before the handler,
      * which saves a query per message; when the handler refuses, it asks
-     * {@link #compensationPending} as it would after the check. Default: false.
+     * {@link #compensationPending} as it would after the check. A check that delegates to another
+     * must not forward this if its own {@link #alreadyApplied} looks at more than the delegate does.
+     * Default: false.
      */
     default boolean refusesDuplicates(DeliveryHandler<?> handler) {
         return false;
@@ -55,8 +57,8 @@ public interface DedupCheck<T> {
     /**
      * Whether this key was dead-lettered here ({@link #deadLettered}) and no compensation outcome is
      * recorded for it ({@link #compensated}). Asked only when {@link #alreadyApplied} answered true,
-     * or a handler that {@link #refusesDuplicates refuses duplicates} refused the delivery, for a key
-     * the claim store had no finished record of: the processor then finishes the compensation,
+     * or the handler refused the delivery with a {@link DuplicateEffectException}, for a key the
+     * claim store had no finished record of: the processor then finishes the compensation,
      * once, so a Redis loss between the dead letter and its compensation does not lose it. Default:
      * false.
      *

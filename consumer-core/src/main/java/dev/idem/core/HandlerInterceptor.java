@@ -3,7 +3,9 @@ package dev.idem.core;
 
 /**
  * The one slot around the handler call, for metrics, MDC, tracing or timeouts. It must call
- * {@code proceed} at most once, and let its exceptions through. Thread-safe.
+ * {@code proceed} at most once, and let its exceptions through: in particular a
+ * {@link DuplicateEffectException}, by which the JDBC ledger's handler refuses a copy (wrapped, it
+ * is still found in the cause chain; swallowed, the copy is reported applied). Thread-safe.
  */
 @FunctionalInterface
 public interface HandlerInterceptor {

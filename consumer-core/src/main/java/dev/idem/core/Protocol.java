@@ -351,7 +351,7 @@ final class Protocol<T> implements AutoCloseable {
         if (attempt > maxAttempts && !claimed.fresh()) {
             // The handler started maxAttempts times and never finished. A fresh record's attempt comes
             // from the broker's count alone, which also grows on deferrals: it gets one real run first.
-            return alreadyApplied(round, item, delivery).orElseGet(() -> deadLetter(round, item, claimed, attempt - 1,
+            return alreadyApplied(round, item, claimed, delivery).orElseGet(() -> deadLetter(round, item, claimed, attempt - 1,
                     "attempts exhausted: the handler started " + (attempt - 1) + " times without finishing "
                             + "(the process crashed)", claimed.lastError().orElse(""), null));
         }
@@ -392,15 +392,18 @@ final class Protocol<T> implements AutoCloseable {
                 interceptor.intercept(delivery, () -> handler.handle(delivery));
                 return null;
             });
-        } catch (DuplicateEffectException e) {
-            try {
-                return foundApplied(round, item, claimed, delivery, "refused by the system of record: "
-                        + e.getMessage());
-            } catch (Exception unavailable) {
-                return release(round, item, deferred(item, "business check unavailable: "
-                        + Failures.describe(unavailable), unavailable));
-            }
         } catch (Exception | Error e) {
+            DuplicateEffectException refused = Failures.refusal(e);
+            if (refused != null) {
+                // Refused by the system of record, also when an interceptor wrapped the refusal.
+                try {
+                    return foundApplied(round, item, claimed, delivery, "refused by the system of record: "
+                            + refused.getMessage());
+                } catch (Exception unavailable) {
+                    return release(round, item, deferred(item, "business check unavailable: "
+                            + Failures.describe(unavailable), unavailable));
+                }
+            }
             if (e instanceof Error error && Failures.isCrash(error)) {
                 // The process cannot go on: leave the claim as a crash would (its lease expires and
                 // the next run is counted).
@@ -460,7 +463,7 @@ final class Protocol<T> implements AutoCloseable {
         boolean fatal = failures.isFatal(failure);
         if (fatal || claimed.attempt() >= maxAttempts) {
             // The transaction may have committed although the handler threw (a lost commit reply).
-            Optional<Outcome> applied = alreadyApplied(round, item, delivery);
+            Optional<Outcome> applied = alreadyApplied(round, item, claimed, delivery);
             if (applied.isPresent()) {
                 return applied.get();
             }
@@ -468,6 +471,7 @@ final class Protocol<T> implements AutoCloseable {
                     : "attempts exhausted", Failures.describe(failure), failure);
         }
         try {
+            round.held.drop(key);   // given up now: a renewal under way will not find it, and that is no loss
             Optional<FailureCount> count = claims.fail(key, round.owner, Failures.describe(failure));
             int attempts = count.map(FailureCount::attempts).orElse(claimed.attempt());
             LOG.warn("attempt {} of {} failed for {}; redelivering", attempts, maxAttempts, key, failure);
@@ -480,10 +484,12 @@ final class Protocol<T> implements AutoCloseable {
     }
 
     /** Runs the business check again; a found effect completes the key as a duplicate. */
-    private Optional<Outcome> alreadyApplied(Round<T> round, Prepared<T> item, Delivery<T> delivery) {
+    private Optional<Outcome> alreadyApplied(Round<T> round, Prepared<T> item, Claim.Claimed claimed,
+                                             Delivery<T> delivery) {
         try {
             if (dedupCheck.alreadyApplied(delivery)) {
-                return Optional.of(new Outcome.Duplicate(item.key(), "found by the business check after a failure"));
+                return Optional.of(foundApplied(round, item, claimed, delivery,
+                        "found by the business check after a failure"));
             }
             return Optional.empty();
         } catch (Exception e) {
@@ -629,6 +635,7 @@ final class Protocol<T> implements AutoCloseable {
     /** Hands a claim back uncounted (infrastructure trouble: not the message's fault). */
     private Outcome release(Round<T> round, Prepared<T> item, Outcome outcome) {
         try {
+            round.held.drop(item.key());
             claims.release(List.of(item.key()), round.owner);
         } catch (ClaimStoreException e) {
             LOG.warn("could not release {}; its lease will expire", item.key(), e);

@@ -1,5 +1,6 @@
 package dev.idem.core.internal;
 
+import dev.idem.core.DuplicateEffectException;
 import dev.idem.core.InfrastructureException;
 import dev.idem.core.NonRetryableException;
 import java.net.ConnectException;
@@ -48,6 +49,17 @@ public final class Failures {
      */
     public static boolean isCrash(Throwable failure) {
         return failure instanceof VirtualMachineError && !(failure instanceof StackOverflowError);
+    }
+
+    /** The system of record's refusal anywhere in the cause chain (an interceptor may wrap it), or null. */
+    public static DuplicateEffectException refusal(Throwable failure) {
+        int depth = 0;
+        for (Throwable t = failure; t != null && depth < 32; t = t.getCause(), depth++) {
+            if (t instanceof DuplicateEffectException refused) {
+                return refused;
+            }
+        }
+        return null;
     }
 
     /**

@@ -120,7 +120,10 @@ public final class LeaseRenewer implements AutoCloseable {
 
     /** Stops renewing everything {@code owner} holds. */
     public void forget(String owner) {
-        held.remove(owner);
+        Held entry = held.remove(owner);
+        if (entry != null) {
+            entry.keys.clear();   // a renewal still under way reports nothing for them
+        }
     }
 
     private void renewAll() {
@@ -159,12 +162,15 @@ public final class LeaseRenewer implements AutoCloseable {
         if (sentAt + leaseNanos - entry.validUntilNanos > 0) {
             entry.validUntilNanos = sentAt + leaseNanos;
         }
-        if (!lost.isEmpty()) {
-            entry.lost.addAll(lost);
-            entry.keys.removeAll(lost);
-            meters.leaseLost(lost.size());
+        // A key the processor gave up (released, failed) while this renewal was under way is gone
+        // from the store by its own doing: not a lost lease.
+        List<IdempotencyKey> stillHeld = lost.stream().filter(entry.keys::contains).toList();
+        if (!stillHeld.isEmpty()) {
+            entry.lost.addAll(stillHeld);
+            entry.keys.removeAll(stillHeld);
+            meters.leaseLost(stillHeld.size());
             LOG.warn("lease lost on {} claim(s) of {}, e.g. {}: another owner may take over; handlers not started "
-                    + "yet will not start", lost.size(), owner, lost.iterator().next());
+                    + "yet will not start", stillHeld.size(), owner, stillHeld.get(0));
         }
     }
 

@@ -13,6 +13,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -21,12 +22,19 @@ import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A table of applied effects: the business dedup check, and the way each effect is recorded in the
@@ -45,12 +53,15 @@ import javax.sql.DataSource;
  */
 public final class JdbcEffectLedger implements DedupCheck<Object> {
 
+    private static final Logger LOG = LoggerFactory.getLogger(JdbcEffectLedger.class);
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?");
     // MySQL and MariaDB report a duplicate primary key as SQL state 23000 with this vendor code.
     private static final int MYSQL_DUPLICATE_KEY = 1062;
 
     private final DataSource dataSource;
     private final String table;
+    // Set by build(): the table's unique key refuses a copy's insert with an error record() knows.
+    private volatile boolean insertIsTheCheck;
     private final Duration retention;
     private final Clock clock;
     private final LedgerTransactions transactions;
@@ -211,10 +222,50 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
         return handler instanceof Recording<?> recording && recording.ledger == this;
     }
 
-    /** Its own transactional handler inserts the ledger row before the effect: a duplicate fails there. */
+    /**
+     * Its own transactional handler inserts the ledger row before the effect, so a copy fails there:
+     * true for that handler when the table has its unique key on the three key columns and the
+     * database is one whose duplicate-key error this ledger recognises (checked at build; otherwise
+     * the processor keeps asking {@link #alreadyApplied} first).
+     */
     @Override
     public boolean refusesDuplicates(DeliveryHandler<?> handler) {
-        return recordedBy(handler);
+        return insertIsTheCheck && recordedBy(handler);
+    }
+
+    /** Whether the table's inserts refuse a copy in a way {@link #record} recognises. */
+    private static boolean insertIsTheCheck(Connection connection, String table) throws SQLException {
+        try {
+            dialect(connection);
+        } catch (IllegalStateException e) {
+            return false;
+        }
+        int dot = table.indexOf('.');
+        String schema = dot < 0 ? null : table.substring(0, dot);
+        String name = table.substring(dot + 1);
+        Set<String> key = Set.of("consumer_group", "topic", "idempotency_key");
+        DatabaseMetaData metadata = connection.getMetaData();
+        // Databases store unquoted names as written, in lower or in upper case.
+        for (String candidate : new LinkedHashSet<>(List.of(name, name.toLowerCase(Locale.ROOT),
+                name.toUpperCase(Locale.ROOT)))) {
+            String inSchema = schema == null ? null : candidate.equals(name) ? schema
+                    : candidate.equals(name.toLowerCase(Locale.ROOT)) ? schema.toLowerCase(Locale.ROOT)
+                    : schema.toUpperCase(Locale.ROOT);
+            Map<String, Set<String>> unique = new HashMap<>();
+            try (ResultSet rows = metadata.getIndexInfo(connection.getCatalog(), inSchema, candidate, true, false)) {
+                while (rows.next()) {
+                    String index = rows.getString("INDEX_NAME");
+                    String column = rows.getString("COLUMN_NAME");
+                    if (index != null && column != null) {
+                        unique.computeIfAbsent(index, i -> new HashSet<>()).add(column.toLowerCase(Locale.ROOT));
+                    }
+                }
+            }
+            if (unique.containsValue(key)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override
@@ -413,6 +464,13 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
                      Statement statement = connection.createStatement()) {
                     statement.executeQuery("select consumer_group, topic, idempotency_key, fence, applied_at, outcome from "
                             + table + " where 1 = 0").close();
+                    ledger.insertIsTheCheck = insertIsTheCheck(connection, table);
+                }
+                if (!ledger.insertIsTheCheck) {
+                    LOG.warn("ledger table '{}': no unique key on (consumer_group, topic, idempotency_key) found, or "
+                            + "a database whose duplicate-key error Idem does not know; the ledger is asked before "
+                            + "each handler, and concurrent copies are refused only by such a key (create the "
+                            + "table with ledger.ddl())", table);
                 }
             } catch (SQLException e) {
                 throw new IllegalArgumentException("ledger table '" + table + "' cannot be read (missing, in another "

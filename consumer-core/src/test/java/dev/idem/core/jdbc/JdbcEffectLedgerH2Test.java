@@ -14,6 +14,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.PayloadCodec;
 import dev.idem.core.memory.InMemoryClaimStore;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -62,14 +63,73 @@ class JdbcEffectLedgerH2Test {
             JdbcEffectLedger ledger = JdbcEffectLedger.builder(counting).build();
             connections.set(0);
 
-            Outcome first = processor(ledger).process(envelope("order-1"));
-            assertThat(first).isInstanceOf(Outcome.Applied.class);
+            try (IdempotentProcessor<String> processor = processor(ledger)) {
+                assertThat(processor.process(envelope("order-1"))).isInstanceOf(Outcome.Applied.class);
+            }
             assertThat(connections.get()).as("connections for one new message").isEqualTo(1);
 
             // A processor with an empty claim store: Redis lost the finished key.
-            Outcome copy = processor(ledger).process(envelope("order-1"));
-            assertThat(copy).isInstanceOf(Outcome.Duplicate.class);
+            try (IdempotentProcessor<String> processor = processor(ledger)) {
+                assertThat(processor.process(envelope("order-1"))).isInstanceOf(Outcome.Duplicate.class);
+            }
             assertThat(LedgerFixture.movements(keepAlive, "order-1")).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aLedgerTableWithoutItsUniqueKeyIsAskedBeforeTheHandler() throws Exception {
+        String url = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+        try (Connection keepAlive = DriverManager.getConnection(url)) {
+            LedgerFixture.createTables(keepAlive, "h2");
+            try (var statement = keepAlive.createStatement()) {
+                statement.execute("create table keyless_ledger (consumer_group varchar(255) not null, topic varchar(255) "
+                        + "not null, idempotency_key varchar(512) not null, fence bigint not null, applied_at "
+                        + "timestamp with time zone not null, outcome varchar(8) default 'applied' not null)");
+            }
+            JdbcEffectLedger ledger = JdbcEffectLedger.builder(LedgerFixture.dataSource(url, "", ""))
+                    .table("keyless_ledger").build();
+            assertThat(ledger.refusesDuplicates(ledger.transactional(LedgerFixture.insertMovement()))).isFalse();
+            try (IdempotentProcessor<String> processor = processor(ledger)) {
+                assertThat(processor.process(envelope("order-1"))).isInstanceOf(Outcome.Applied.class);
+            }
+            // Redis lost the key: without a unique key, only the check before the handler finds it.
+            try (IdempotentProcessor<String> processor = processor(ledger)) {
+                assertThat(processor.process(envelope("order-1"))).isInstanceOf(Outcome.Duplicate.class);
+            }
+            assertThat(LedgerFixture.movements(keepAlive, "order-1")).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aRefusalAnInterceptorWrapsStillFinishesAPendingCompensation() throws Exception {
+        String url = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+        try (Connection keepAlive = DriverManager.getConnection(url)) {
+            LedgerFixture.createTables(keepAlive, "h2");
+            JdbcEffectLedger ledger = JdbcEffectLedger.builder(LedgerFixture.dataSource(url, "", "")).build();
+            Envelope envelope = envelope("order-9");
+            var key = new dev.idem.core.IdempotencyKey("inventory", "orders", "order-9");
+            // Dead-lettered earlier; the compensation never recorded an outcome, and Redis lost the key.
+            ledger.deadLettered(new dev.idem.core.DeadLetter(key, envelope, 5, "attempts exhausted", "", "", "",
+                    java.time.Instant.now(), java.time.Instant.now()));
+            List<dev.idem.core.DeadLetter> compensated = new java.util.concurrent.CopyOnWriteArrayList<>();
+            try (IdempotentProcessor<String> processor = ledger.processor(LedgerFixture.<String>insertMovement())
+                    .group("inventory").claims(InMemoryClaimStore.create()).codec(PayloadCodec.utf8())
+                    .keys(KeySource.payload(p -> p)).compensation(compensated::add)
+                    .interceptor((delivery, proceed) -> {
+                        try {
+                            proceed.proceed();
+                        } catch (Exception e) {
+                            throw new IllegalStateException("timed handler failed", e);   // wraps the refusal
+                        }
+                    })
+                    .deadLetters(letter -> {
+                        throw new AssertionError("the dead letter must not be published again: " + letter);
+                    }).build()) {
+                assertThat(processor.process(envelope)).isInstanceOf(Outcome.DeadLettered.class);
+            }
+            assertThat(compensated).extracting(letter -> letter.key().value()).containsExactly("order-9");
+            assertThat(ledger.compensationPending(LedgerFixture.delivery("inventory", "order-9", 1))).isFalse();
+            assertThat(LedgerFixture.movements(keepAlive, "order-9")).isZero();
         }
     }
 

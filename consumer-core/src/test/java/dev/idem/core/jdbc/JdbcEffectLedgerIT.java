@@ -49,6 +49,13 @@ class JdbcEffectLedgerIT {
     }
 
     @Test
+    void theTablesUniqueKeyIsFoundSoTheInsertIsTheCheck() {
+        // On PostgreSQL: the ledger's own handler refuses copies, so nothing is asked before it.
+        assertThat(ledger.refusesDuplicates(ledger.<String>transactional((d, tx) -> { }))).isTrue();
+        assertThat(ledger.refusesDuplicates(d -> { })).isFalse();
+    }
+
+    @Test
     void theReadmeShowsWhatDdlPrintsOnPostgreSql() throws IOException {
         // The README's block after the line naming this output, as it stands
         String marker = "<!-- output: JdbcEffectLedger.ddl() on PostgreSQL, checked by JdbcEffectLedgerIT -->";
