@@ -1,6 +1,7 @@
 -- Idem's effect ledger (PostgreSQL). One row per applied effect, written in the handler's own
 -- transaction; the primary key is what makes a second effect impossible. A dead-lettered key has a
--- row too (outcome 'dead'), so a lost Redis record never repeats its dead letter.
+-- row too (outcome 'dead', then 'dead-ok' once its compensation ran), so a lost Redis record
+-- never repeats its dead letter or its compensation.
 create table if not exists {table} (
     consumer_group  varchar(255) not null,
     topic           varchar(255) not null,

@@ -28,16 +28,19 @@ class InventoryIT {
     void threeCopiesDeductOnce(KafkaBroker kafka, RedisEndpoint redis, TestNames names) throws Exception {
         kafka.createTopic("orders", 3);
         kafka.createTopic("payments", 1);   // the README's wrapped listener (Billing) consumes it
-        try (ApplicationContext context = ApplicationContext.run(Map.of(
+        // tag::start[]
+        // The test kit's addresses, and an in-memory database instead of application.yml's PostgreSQL.
+        Map<String, Object> properties = Map.of(
                 "idem.redis.address", redis.uri().toString(),
                 "idem.redis.key-prefix", names.keyPrefix(),
                 "idem.kafka.bootstrap.servers", kafka.bootstrapServers(),
                 "kafka.bootstrap.servers", kafka.bootstrapServers(),
-                // An in-memory database instead of application.yml's PostgreSQL.
                 "datasources.default.url", H2,
                 "datasources.default.username", "sa",
                 "datasources.default.password", "",
-                "datasources.default.driver-class-name", "org.h2.Driver"))) {
+                "datasources.default.driver-class-name", "org.h2.Driver");
+        // end::start[]
+        try (ApplicationContext context = ApplicationContext.run(properties)) {
             // The application's DataSource answers inside transactions only: the test reads the
             // same in-memory database directly.
             try (Connection c = connect(); Statement s = c.createStatement()) {

@@ -1,6 +1,7 @@
 package example.micronaut;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import io.micronaut.context.ApplicationContext;
 import io.micronaut.context.env.Environment;
@@ -26,6 +27,15 @@ class ReadmeConfigurationTest {
             assertEquals("30s", value(environment, "idem.listeners.deduct-stock.lease"));
             assertEquals("3", value(environment, "idem.listeners.billing-payments.max-attempts"));
         }
+    }
+
+    @Test
+    void logbackClassicAndCoreAreOneVersionSoTheApplicationLogs() throws Exception {
+        // Different versions: logback drops its appenders with a warning, and nothing is logged.
+        String classic = Class.forName("ch.qos.logback.classic.Logger").getPackage().getImplementationVersion();
+        String core = Class.forName("ch.qos.logback.core.Appender").getPackage().getImplementationVersion();
+        assertNotNull(classic, "logback-classic's version");
+        assertEquals(classic, core, "logback-core must be logback-classic's version");
     }
 
     private static String value(Environment environment, String property) {
