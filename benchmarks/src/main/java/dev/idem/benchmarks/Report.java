@@ -176,17 +176,17 @@ final class Report {
 
     /** PASS or FAIL for (a) and (b), whose stock must be right; what it is for (c). */
     private String stock(String broker, String variant) {
-        List<Result.Database> wrong = of(broker, variant).stream().map(Result::database)
-                .filter(d -> !d.stockRight()).toList();
-        Result.Database last = of(broker, variant).get(of(broker, variant).size() - 1).database();
-        String figure = String.format(Locale.ROOT, "%,d of %,d", last.stock(), last.expectedStock());
+        List<Result> rounds = of(broker, variant);
+        List<Result.Database> wrong = rounds.stream().map(Result::database).filter(d -> !d.stockRight()).toList();
+        boolean required = !variant.equals("naive");
         if (wrong.isEmpty()) {
-            return (variant.equals("naive") ? "right, " : "PASS, ") + figure;
+            return String.format(Locale.ROOT, "%s: %,d units left, as expected", required ? "PASS" : "right",
+                    rounds.get(0).database().stock());
         }
         Result.Database first = wrong.get(0);
-        return String.format(Locale.ROOT, "%s in %d of %d rounds: %,d of %,d, %d SKUs wrong",
-                variant.equals("naive") ? "wrong" : "**FAIL**", wrong.size(), of(broker, variant).size(),
-                first.stock(), first.expectedStock(), first.wrongSkus());
+        return String.format(Locale.ROOT, "%s in %d of %d rounds: %,d units left, %,d expected, %d SKUs wrong",
+                required ? "**FAIL**" : "wrong", wrong.size(), rounds.size(), first.stock(), first.expectedStock(),
+                first.wrongSkus());
     }
 
     /** Whether the stock of (a) and (b) was right in every round (the naive wrapper's may be wrong). */
