@@ -1,6 +1,5 @@
 package dev.idem.benchmarks;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.core.IdempotentProcessor;
@@ -12,7 +11,6 @@ import dev.idem.redis.RedisClaimStore;
 import dev.idem.testkit.KafkaBroker;
 import dev.idem.testkit.PostgresDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,12 +35,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.redisson.api.RBucket;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -60,8 +54,6 @@ import org.slf4j.LoggerFactory;
 final class PgBench {
 
     private static final Logger LOG = LoggerFactory.getLogger(PgBench.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int PARTITIONS = 6;
     // Idem's concurrency, the raw loop's threads and the pool's connections: HikariCP's rule of thumb
     // (cores × 2 + disks) on 2 cores, and a connection for each worker, which holds one at a time.
     private static final int WORKERS = 4;
@@ -84,59 +76,20 @@ final class PgBench {
 
     /** Every order once ({@code pg}), then three times ({@code pg-x3}): the rounds of each, warm-ups not returned. */
     List<Result> throughput() throws Exception {
-        Map<Integer, Long> deducted = new HashMap<>();
-        for (int i = 0; i < plan.pgOrders(); i++) {
-            deducted.merge(i % Stock.SKUS, (long) order(i).quantity(), Long::sum);
-        }
+        Orders orders = new Orders(kafka, plan.pgOrders());
+        Map<Integer, Long> deducted = orders.deducted();
         List<Result> results = new ArrayList<>();
         try (Stock stock = new Stock(postgres)) {
             for (int copies : List.of(1, 3)) {
                 String topic = "bench-pg-" + UUID.randomUUID().toString().substring(0, 8);
-                kafka.createTopic(topic, PARTITIONS);
-                produce(topic, copies);
+                kafka.createTopic(topic, Orders.PARTITIONS);
+                orders.produce(topic, copies);
                 int messages = plan.pgOrders() * copies;
                 results.addAll(Rounds.run(copies == 1 ? "pg" : "pg-x3", plan, probe,
                         (variant, group, limit) -> run(stock, topic, messages, deducted, variant, group, limit)));
             }
         }
         return results;
-    }
-
-    private static Stock.Order order(int i) {
-        return new Stock.Order(String.format("order-%08d", i), Stock.sku(i % Stock.SKUS), 1 + i % 5);
-    }
-
-    /**
-     * Two producers at once: one sends every order, the other its copies. Copy {@code c} of order
-     * {@code i} goes to partition {@code (i + c) % 6}, so the copies of an order are consumed at the
-     * same time on three partitions (keyed copies would share one partition and arrive one by one).
-     */
-    private void produce(String topic, int copies) throws Exception {
-        long started = System.nanoTime();
-        Thread copier = new Thread(() -> send(topic, 1, copies), "bench-pg-copies");
-        copier.start();
-        send(topic, 0, 1);
-        copier.join();
-        LOG.info("produced {} orders × {} to {} in {} ms", plan.pgOrders(), copies, topic,
-                (System.nanoTime() - started) / 1_000_000);
-    }
-
-    private void send(String topic, int fromCopy, int toCopy) {
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.LINGER_MS_CONFIG, 10),
-                new ByteArraySerializer(), new ByteArraySerializer())) {
-            for (int i = 0; i < plan.pgOrders(); i++) {
-                Stock.Order order = order(i);
-                byte[] value = JSON.writeValueAsBytes(order);
-                for (int copy = fromCopy; copy < toCopy; copy++) {
-                    producer.send(new ProducerRecord<>(topic, (i + copy) % PARTITIONS,
-                            order.orderId().getBytes(StandardCharsets.UTF_8), value));
-                }
-            }
-            producer.flush();
-        } catch (Exception e) {
-            throw new IllegalStateException("cannot produce the orders", e);
-        }
     }
 
     /**
@@ -249,7 +202,7 @@ final class PgBench {
                         List<ConsumerRecord<byte[], byte[]>> batch = records.records(partition);
                         running.add(workers.submit(() -> {
                             for (ConsumerRecord<byte[], byte[]> record : batch) {
-                                handler.handle(JSON.readValue(record.value(), Stock.Order.class));
+                                handler.handle(Orders.JSON.readValue(record.value(), Stock.Order.class));
                             }
                             return null;
                         }));
