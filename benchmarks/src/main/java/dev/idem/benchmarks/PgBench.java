@@ -48,8 +48,8 @@ import org.slf4j.LoggerFactory;
  * three ways. {@code raw} is the seed approach (a dedup table whose primary key refuses a copy in
  * the same transaction), {@code idem} an {@link IdemKafkaConsumer} with the {@link JdbcEffectLedger}
  * as users build it, {@code naive} the SET NX PX / SET wrapper around the same update. Run on a topic
- * with every order once and on one with every order three times; every variant runs until it has
- * every message, then the stock is checked and the database's transactions counted.
+ * with every order once and on one with every order three times; in a measured round every variant
+ * runs until it has every message, then the stock is checked and the database's transactions counted.
  */
 final class PgBench {
 
