@@ -3,9 +3,11 @@ package dev.idem.benchmarks;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.idem.testkit.KafkaBroker;
+import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.RocketMqBroker;
 import dev.idem.testkit.internal.Fixtures;
+import dev.idem.testkit.internal.PostgresProbe;
 import dev.idem.testkit.internal.Started;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,9 +21,9 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 /**
- * Runs every benchmark in one JVM on the test kit's real brokers and Redis, prints a markdown
+ * Runs every benchmark in one JVM on the test kit's real brokers, Redis and PostgreSQL, prints a markdown
  * report and writes it, with JSON, to {@code benchmarks/results/} ({@code latest.*}, or
- * {@code quick.*} for {@code --quick}). See {@link Plan} for rounds and limits.
+ * {@code partial.*} for {@code --quick} or {@code --only}). See {@link Plan} for rounds and limits.
  */
 public final class Benchmarks {
 
@@ -32,6 +34,7 @@ public final class Benchmarks {
         // Maven hands -Dbench.args over as one argument.
         Plan plan = Plan.of(args);
         List<AutoCloseable> fixtures = new ArrayList<>();
+        int status = 0;
         try {
             RedisEndpoint redis = (RedisEndpoint) started(fixtures, RedisEndpoint.class);
             Config config = new Config();
@@ -41,8 +44,9 @@ public final class Benchmarks {
 
             List<Result> results = new ArrayList<>();
             List<Latency> latencies = new ArrayList<>();
+            KafkaBroker kafka = plan.runs("kafka") || plan.runs("pg")
+                    ? (KafkaBroker) started(fixtures, KafkaBroker.class) : null;
             if (plan.runs("kafka")) {
-                KafkaBroker kafka = (KafkaBroker) started(fixtures, KafkaBroker.class);
                 KafkaBench kafkaBench = new KafkaBench(kafka, redisson, plan);
                 results.addAll(kafkaBench.throughput());
                 latencies.addAll(kafkaBench.latency());
@@ -53,6 +57,12 @@ public final class Benchmarks {
                 results.addAll(rocketMqBench.throughput());
                 latencies.addAll(rocketMqBench.latency());
             }
+            if (plan.runs("pg")) {
+                PostgresProbe probe = Fixtures.postgres();
+                PostgresDatabase postgres = probe.database().orElseThrow(() -> new IllegalStateException(
+                        "the PostgreSQL table needs a database: " + probe.reason()));
+                results.addAll(new PgBench(kafka, redisson, postgres, plan).throughput());
+            }
             MemoryBench.Memory memory = new MemoryBench(redisson).run(10_000, 200);
 
             Report report = new Report(plan, results, latencies, memory);
@@ -62,13 +72,18 @@ public final class Benchmarks {
             String name = plan.quick() || plan.only() != null ? "partial" : "latest";
             Files.writeString(dir.resolve(name + ".md"), markdown);
             Files.writeString(dir.resolve(name + ".json"), json(plan, results, latencies, memory));
+            if (!report.stockRight()) {
+                System.err.println("FAIL: the stock of the unique-index consumer or of Idem + ledger is wrong "
+                        + "(see the report)");
+                status = 1;
+            }
         } finally {
             for (int i = fixtures.size() - 1; i >= 0; i--) {
                 fixtures.get(i).close();
             }
         }
         // RocketMQ leaves non-daemon threads behind.
-        System.exit(0);
+        System.exit(status);
     }
 
     private static Object started(List<AutoCloseable> fixtures, Class<?> type) {
@@ -83,8 +98,9 @@ public final class Benchmarks {
         document.put("runAt", Instant.now().toString());
         document.put("cores", Runtime.getRuntime().availableProcessors());
         document.put("plan", Map.of("quick", plan.quick(), "kafkaMessages", plan.kafkaMessages(),
-                "rocketMqMessages", plan.rocketMqMessages(), "limitSeconds", plan.limit().toSeconds(),
-                "rounds", plan.rounds(), "steadySeconds", plan.steady().toSeconds(), "steadyRate", plan.steadyRate()));
+                "rocketMqMessages", plan.rocketMqMessages(), "pgOrders", plan.pgOrders(),
+                "limitSeconds", plan.limit().toSeconds(), "rounds", plan.rounds(),
+                "steadySeconds", plan.steady().toSeconds(), "steadyRate", plan.steadyRate()));
         document.put("throughput", results.stream().map(r -> {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("broker", r.broker());
@@ -95,6 +111,12 @@ public final class Benchmarks {
             row.put("messagesPerSecond", r.perSecond());
             row.put("redisRoundTripsPerMessage", r.roundTripsPerMessage());
             row.put("redisCommandsPerMessage", r.commandsPerMessage());
+            if (r.database() != null) {
+                row.put("dbTransactionsPerMessage", r.database().transactionsPerMessage());
+                row.put("stock", r.database().stock());
+                row.put("expectedStock", r.database().expectedStock());
+                row.put("wrongSkus", r.database().wrongSkus());
+            }
             return row;
         }).toList());
         document.put("latency", latencies);

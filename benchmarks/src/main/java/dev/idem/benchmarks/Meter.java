@@ -13,8 +13,12 @@ final class Meter {
     // A variant that has not seen its first message by then is broken, not slow.
     private static final Duration FIRST_MESSAGE_TIMEOUT = Duration.ofSeconds(60);
 
-    /** What a variant consumed in how long. */
-    record Measured(long messages, double seconds) {
+    /** What a variant consumed in how long, and for the PostgreSQL table what the database saw (else null). */
+    record Measured(long messages, double seconds, Result.Database database) {
+
+        Measured(long messages, double seconds) {
+            this(messages, seconds, null);
+        }
     }
 
     private final AtomicLong count = new AtomicLong();

@@ -5,9 +5,13 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.ToDoubleFunction;
 
-/** The markdown report: throughput per round and its median, latency at a steady rate, the targets. */
+/**
+ * The markdown report: throughput per round and its median, latency at a steady rate, the PostgreSQL
+ * table, the targets.
+ */
 final class Report {
 
     // The performance issue's targets.
@@ -18,6 +22,11 @@ final class Report {
     private static final double COMMANDS = 1.1;
     private static final double ROUND_TRIPS = 0.01;
     private static final double BYTES_PER_KEY = 120;
+    private static final double PG_VS_UNIQUE_INDEX = 0.9;
+    private static final double PG_VS_UNIQUE_INDEX_THREE_COPIES = 2;
+    // The PostgreSQL table's variants, by the names the rounds give them.
+    private static final Map<String, String> PG_VARIANTS = Map.of("raw", "(a) unique index", "idem",
+            "(b) Idem + ledger", "naive", "(c) naive Redis");
 
     private final Plan plan;
     private final List<Result> results;
@@ -69,9 +78,47 @@ final class Report {
     String markdown() {
         StringBuilder out = new StringBuilder("# Idem benchmarks\n\n");
         out.append(String.format(Locale.ROOT, "Run %s on %d cores, Java %s; in-process brokers from the test kit, "
-                        + "Redis on loopback.%s%n%n", Instant.now(), Runtime.getRuntime().availableProcessors(),
+                        + "Redis and PostgreSQL on loopback.%s%n%n", Instant.now(),
+                Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"), plan.quick() || plan.only() != null
                         ? " **A partial or quick run: not the results of record.**" : ""));
+        if (!brokers().isEmpty()) {
+            brokers(out);
+        }
+        if (plan.runs("pg")) {
+            postgres(out);
+        }
+        out.append(String.format(Locale.ROOT, "%nRedis memory per done key: %.0f bytes (MEMORY USAGE over %d keys, "
+                + "key names of %d characters).%n%n", memory.bytesPerKey(), memory.sampled(), memory.keyLength()));
+        out.append("| target | measured | met |\n|---|---:|---|\n");
+        if (plan.runs("kafka")) {
+            target(out, "Kafka: Idem ≥ 0.5× raw (median of rounds)", ratio("kafka", "idem", "raw").median(), KAFKA_VS_RAW,
+                    true);
+            target(out, "Kafka: Idem ≥ 10× naive", ratio("kafka", "idem", "naive").median(), KAFKA_VS_NAIVE, true);
+        }
+        if (plan.runs("rocketmq")) {
+            target(out, "RocketMQ: Idem ≥ 0.8× raw", ratio("rocketmq", "idem", "raw").median(), ROCKETMQ_VS_RAW, true);
+        }
+        for (String broker : brokers()) {
+            target(out, broker + ": added p99 at " + plan.steadyRate() + " msg/s ≤ 2 ms (ms)",
+                    latency(broker, "idem").p99() - latency(broker, "raw").p99(), ADDED_P99_MILLIS, false);
+            target(out, broker + ": ≤ 1.1 Redis commands per message",
+                    spread(broker, "idem", Result::commandsPerMessage).median(), COMMANDS, false);
+            target(out, broker + ": ≤ 0.01 Redis round trips per message",
+                    spread(broker, "idem", Result::roundTripsPerMessage).median(), ROUND_TRIPS, false);
+        }
+        target(out, "≤ 120 bytes of Redis memory per done key", memory.bytesPerKey(), BYTES_PER_KEY, false);
+        if (plan.runs("pg")) {
+            target(out, "PostgreSQL, no duplicates: Idem + ledger ≥ 0.9× the unique-index consumer",
+                    ratio("pg", "idem", "raw").median(), PG_VS_UNIQUE_INDEX, true);
+            target(out, "PostgreSQL, every message three times: Idem + ledger ≥ 2× the unique-index consumer",
+                    ratio("pg-x3", "idem", "raw").median(), PG_VS_UNIQUE_INDEX_THREE_COPIES, true);
+        }
+        return out.toString();
+    }
+
+    /** The brokers' throughput, and their latency at a steady rate. */
+    private void brokers(StringBuilder out) {
         out.append(String.format(Locale.ROOT, "Throughput: each variant consumes its topic (%,d Kafka records, %,d "
                         + "RocketMQ messages) from the start with a new group, until it has all of them or has run "
                         + "%d s; %d round(s) interleaving raw, idem, naive after a warm-up round that is not "
@@ -98,29 +145,54 @@ final class Report {
             out.append(String.format(Locale.ROOT, "| %s | %s | %d | %.2f | %.2f | %.2f |%n", l.broker(), l.variant(),
                     l.messages(), l.p50(), l.p99(), l.p999()));
         }
-        out.append(String.format(Locale.ROOT, "%nRedis memory per done key: %.0f bytes (MEMORY USAGE over %d keys, "
-                + "key names of %d characters).%n%n", memory.bytesPerKey(), memory.sampled(), memory.keyLength()));
-        out.append("| target | measured | met |\n|---|---:|---|\n");
-        if (plan.runs("kafka")) {
-            target(out, "Kafka: Idem ≥ 0.5× raw (median of rounds)", ratio("kafka", "idem", "raw").median(), KAFKA_VS_RAW,
-                    true);
-            target(out, "Kafka: Idem ≥ 10× naive", ratio("kafka", "idem", "naive").median(), KAFKA_VS_NAIVE, true);
+    }
+
+    /** The realistic table: msg/s, transactions per message and the final stock of each variant. */
+    private void postgres(StringBuilder out) {
+        out.append(String.format(Locale.ROOT, "%nWith PostgreSQL: a Kafka consumer whose handler deducts stock "
+                + "(`update stock set available = available - ? where sku = ? and available >= ?`, %,d SKUs) in "
+                + "one transaction, on %,d orders sent once, then three times (two producers at once; the copies "
+                + "of an order on three partitions). (a) records the order id in a dedup table in the same "
+                + "transaction, its primary key refusing a copy; (b) `IdemKafkaConsumer` with "
+                + "`JdbcEffectLedger` (Redis claim, ledger check, update in the ledger's transaction); (c) SET NX "
+                + "PX / update / SET in Redis. Four workers and a HikariCP pool of four connections each; every "
+                + "variant runs on fresh tables until it has every message (msg/s from its first %d s); "
+                + "transactions are PostgreSQL's own count (pg_stat_database xact_commit + xact_rollback), "
+                + "per message consumed.%n%n", Stock.SKUS, plan.pgOrders(), plan.limit().toSeconds()));
+        out.append("| copies | variant | msg/s median | min | max | × (a) median (min–max) | DB transactions/msg "
+                + "| Redis commands/msg | final stock |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+        for (String broker : List.of("pg", "pg-x3")) {
+            for (String variant : List.of("raw", "idem", "naive")) {
+                Spread rate = spread(broker, variant, Result::perSecond);
+                Spread ratio = ratio(broker, variant, "raw");
+                out.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.0f | %.0f | %.2f (%.2f–%.2f) | %.3f | %.3f "
+                                + "| %s |%n", broker.equals("pg") ? "1" : "3", PG_VARIANTS.get(variant), rate.median(),
+                        rate.min(), rate.max(), ratio.median(), ratio.min(), ratio.max(),
+                        spread(broker, variant, r -> r.database().transactionsPerMessage()).median(),
+                        spread(broker, variant, Result::commandsPerMessage).median(), stock(broker, variant)));
+            }
         }
-        if (plan.runs("rocketmq")) {
-            target(out, "RocketMQ: Idem ≥ 0.8× raw", ratio("rocketmq", "idem", "raw").median(), ROCKETMQ_VS_RAW, true);
+    }
+
+    /** PASS or FAIL for (a) and (b), whose stock must be right; what it is for (c). */
+    private String stock(String broker, String variant) {
+        List<Result> rounds = of(broker, variant);
+        List<Result.Database> wrong = rounds.stream().map(Result::database).filter(d -> !d.stockRight()).toList();
+        boolean required = !variant.equals("naive");
+        if (wrong.isEmpty()) {
+            return String.format(Locale.ROOT, "%s: %,d units left, as expected", required ? "PASS" : "right",
+                    rounds.get(0).database().stock());
         }
-        for (String broker : brokers()) {
-            target(out, broker + ": added p99 at " + plan.steadyRate() + " msg/s ≤ 2 ms (ms)",
-                    latency(broker, "idem").p99() - latency(broker, "raw").p99(), ADDED_P99_MILLIS, false);
-            target(out, broker + ": ≤ 1.1 Redis commands per message",
-                    spread(broker, "idem", Result::commandsPerMessage).median(), COMMANDS, false);
-            target(out, broker + ": ≤ 0.01 Redis round trips per message",
-                    spread(broker, "idem", Result::roundTripsPerMessage).median(), ROUND_TRIPS, false);
-        }
-        target(out, "≤ 120 bytes of Redis memory per done key", memory.bytesPerKey(), BYTES_PER_KEY, false);
-        out.append("| With a PostgreSQL handler: Idem + ledger ≥ 0.9× the unique-index consumer, ≥ 2× it at three "
-                + "copies | not measured by this harness yet | — |\n");
-        return out.toString();
+        Result.Database first = wrong.get(0);
+        return String.format(Locale.ROOT, "%s in %d of %d rounds: %,d units left, %,d expected, %d SKUs wrong",
+                required ? "**FAIL**" : "wrong", wrong.size(), rounds.size(), first.stock(), first.expectedStock(),
+                first.wrongSkus());
+    }
+
+    /** Whether the stock of (a) and (b) was right in every round (the naive wrapper's may be wrong). */
+    boolean stockRight() {
+        return results.stream().filter(r -> r.database() != null && !r.variant().equals("naive"))
+                .allMatch(r -> r.database().stockRight());
     }
 
     private List<String> brokers() {

@@ -44,7 +44,7 @@ final class Rounds {
                 probe.forget(group + ":*");
                 Result result = new Result(broker, variant, round, measured.messages(), measured.seconds(),
                         RedisProbe.of(before, after, REQUESTS.get(variant)) / (double) measured.messages(),
-                        RedisProbe.total(before, after) / (double) measured.messages());
+                        RedisProbe.total(before, after) / (double) measured.messages(), measured.database());
                 LOG.info("{} round {} {}: {} messages in {} s = {} messages/s{}", broker, round, variant,
                         result.messages(), String.format("%.2f", result.seconds()),
                         String.format("%.0f", result.perSecond()), round == 0 ? " (warm-up, not reported)" : "");
