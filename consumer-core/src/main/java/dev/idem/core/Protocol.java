@@ -14,7 +14,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,7 +30,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
@@ -95,9 +96,10 @@ final class Protocol<T> implements AutoCloseable {
     private final String instance = UUID.randomUUID().toString().substring(0, 13);
     private final AtomicLong owners = new AtomicLong();
     private final AtomicBoolean storeDown = new AtomicBoolean();
-    // The last completion sent and not yet confirmed (decision 0007).
-    private final AtomicReference<CompletableFuture<?>> pendingCompletion =
-            new AtomicReference<>(CompletableFuture.completedFuture(null));
+    // Completions sent and not yet confirmed, by key (decision 0007): a claim that finds one of
+    // these keys busy waits for its completion and asks again, instead of every claim waiting.
+    private final Map<IdempotencyKey, CompletableFuture<?>> completing = new ConcurrentHashMap<>();
+    private final Set<CompletableFuture<?>> completionsInFlight = ConcurrentHashMap.newKeySet();
 
     Protocol(IdempotentProcessor.Builder<T> b, Meters meters) {
         this.group = b.group;
@@ -160,7 +162,6 @@ final class Protocol<T> implements AutoCloseable {
     // ---- 1. Open: prepare, claim, hold ---------------------------------------------------------
 
     Round<T> open(List<Envelope> envelopes) {
-        awaitPendingCompletion();
         List<Prepared<T>> items = new ArrayList<>(envelopes.size());
         Map<IdempotencyKey, ClaimRequest> requests = new LinkedHashMap<>();
         for (Envelope envelope : envelopes) {
@@ -176,12 +177,38 @@ final class Protocol<T> implements AutoCloseable {
             for (Claim claim : claimAll(List.copyOf(requests.values()), owner)) {
                 answers.put(claim.key(), claim);
             }
+            claimAgainAfterOwnCompletions(requests, answers, owner);
         } catch (ClaimStoreException e) {
             failure = e;
         }
         List<IdempotencyKey> held = answers.values().stream()
                 .filter(c -> c instanceof Claim.Claimed || c instanceof Claim.Compensate).map(Claim::key).toList();
         return new Round<>(owner, items, answers, failure, renewer.hold(owner, held, claimedAt));
+    }
+
+    /**
+     * A key found busy because this processor's own completion of it is still on its way (a copy
+     * in the next poll, or in another thread's batch) is claimed again once that completion landed,
+     * so it is found done rather than sent back as busy.
+     */
+    private void claimAgainAfterOwnCompletions(Map<IdempotencyKey, ClaimRequest> requests,
+                                               Map<IdempotencyKey, Claim> answers, String owner) {
+        List<ClaimRequest> again = new ArrayList<>();
+        Set<CompletableFuture<?>> awaited = new HashSet<>();
+        for (Claim claim : answers.values()) {
+            CompletableFuture<?> completion = claim instanceof Claim.Busy ? completing.get(claim.key()) : null;
+            if (completion != null) {
+                again.add(requests.get(claim.key()));
+                awaited.add(completion);
+            }
+        }
+        if (again.isEmpty()) {
+            return;
+        }
+        awaitAll(awaited);
+        for (Claim claim : claimAll(again, owner)) {
+            answers.put(claim.key(), claim);
+        }
     }
 
     /** Decodes the payload and finds the key; never throws: a defect travels with the message. */
@@ -783,39 +810,54 @@ final class Protocol<T> implements AutoCloseable {
      */
     private CompletableFuture<Set<IdempotencyKey>> complete(Round<T> round, List<IdempotencyKey> done) {
         done.forEach(round.held::drop);
-        CompletableFuture<Set<IdempotencyKey>> sent = claims.completeAsync(done, round.owner)
-                .exceptionallyCompose(first -> claims.completeAsync(done, round.owner))
-                .whenComplete((refused, error) -> {
-                    if (error != null) {
-                        LOG.warn("could not record {} completion(s) after two tries; their leases will expire and "
-                                + "only a business check will recognise the effects", done.size(), error);
-                    } else if (!refused.isEmpty()) {
-                        meters.leaseLost(refused.size());
-                        LOG.warn("{} completion(s) refused because their claims passed to another owner, e.g. {}",
-                                refused.size(), refused.iterator().next());
-                    }
-                });
-        pendingCompletion.set(sent);
+        // Known as completing before it is sent, so a claim meeting these keys busy waits for it.
+        CompletableFuture<Void> landed = new CompletableFuture<>();
+        done.forEach(key -> completing.put(key, landed));
+        completionsInFlight.add(landed);
+        CompletableFuture<Set<IdempotencyKey>> sent;
+        try {
+            sent = claims.completeAsync(done, round.owner)
+                    .exceptionallyCompose(first -> claims.completeAsync(done, round.owner));
+        } catch (RuntimeException | Error e) {
+            sent = CompletableFuture.failedFuture(e);
+        }
+        sent = sent.whenComplete((refused, error) -> {
+            done.forEach(key -> completing.remove(key, landed));
+            completionsInFlight.remove(landed);
+            landed.complete(null);
+            if (error != null) {
+                LOG.warn("could not record {} completion(s) after two tries; their leases will expire and "
+                        + "only a business check will recognise the effects", done.size(), error);
+            } else if (!refused.isEmpty()) {
+                meters.leaseLost(refused.size());
+                LOG.warn("{} completion(s) refused because their claims passed to another owner, e.g. {}",
+                        refused.size(), refused.iterator().next());
+            }
+        });
         return sent;
     }
 
     /**
-     * Waits for the last completion sent, so a key completed by the previous batch is found done,
-     * not busy. Its failure was logged where it happened.
+     * Waits, in all at most {@link #COMPLETION_WAIT}, for completions sent. Their failures were
+     * logged where they happened; a late or failed completion only makes its keys look busy longer.
      */
-    private void awaitPendingCompletion() {
-        try {
-            pendingCompletion.get().get(COMPLETION_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            // Logged where it happened; a late or failed completion only makes the key look busy longer.
+    private static void awaitAll(Collection<CompletableFuture<?>> completions) {
+        long deadline = System.nanoTime() + COMPLETION_WAIT.toNanos();
+        for (CompletableFuture<?> completion : completions) {
+            try {
+                completion.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (ExecutionException | TimeoutException e) {
+                // See above.
+            }
         }
     }
 
     @Override
     public void close() {
-        awaitPendingCompletion();
+        awaitAll(List.copyOf(completionsInFlight));
         renewer.close();
     }
 }
