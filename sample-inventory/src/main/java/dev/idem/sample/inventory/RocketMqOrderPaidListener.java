@@ -12,12 +12,12 @@ import java.sql.SQLException;
 
 /**
  * The same handler for {@code order-paid} on RocketMQ, present when {@code idem.rocketmq.name-server}
- * is set. Same group and topic names as on Kafka, so Idem's keys and ledger rows are the same: an
+ * is set (e.g. with {@code ROCKETMQ_NAMESRV}). Same group and topic names as on Kafka, so Idem's keys and ledger rows are the same: an
  * order that arrives on both brokers is still deducted once. Dead letters go to {@code order-paid_DLQ}.
  */
 @Singleton
 @Requires(property = Guards.PROPERTY, notEquals = Guards.OFF)
-@Requires(property = "idem.rocketmq.name-server")
+@Requires(property = "idem.rocketmq.name-server", pattern = ".+")
 public class RocketMqOrderPaidListener {
 
     /** The listener's name. */

@@ -39,6 +39,7 @@ public final class Demo {
     private static final Duration QUIET = Duration.ofSeconds(3);
     private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration RESTART_AFTER = Duration.ofSeconds(1);
+    private static final Pattern AVAILABLE = Pattern.compile("\"available\"\\s*:\\s*(-?\\d+)");
     private static final Pattern DUPLICATES = Pattern.compile("\"duplicates\"\\s*:\\s*(\\d+)");
 
     private Demo() {
@@ -210,7 +211,13 @@ public final class Demo {
             long duplicates = duplicates(instances.stats("A")) + duplicates(instances.stats("B"));
             out.printf("%5.1fs  settled%n%nReport (%s, %s):%n", seconds(t0), infrastructure.database.kind(),
                     settings.guarded() ? "guards on" : "guards OFF");
-            report = Report.judge(scenario, observed, names, traffic.sent(), duplicates, instances.starts(), kills);
+            Map<String, Integer> served = new LinkedHashMap<>();
+            for (String sku : scenario.seedStock().keySet()) {
+                String level = instances.get("A", "/stock/" + sku);
+                Matcher m = level == null ? null : AVAILABLE.matcher(level);
+                served.put(sku, m != null && m.find() ? Integer.valueOf(m.group(1)) : null);
+            }
+            report = Report.judge(scenario, observed, names, traffic.sent(), duplicates, instances.starts(), kills, served);
             report.print(out);
 
             if (settings.operator()) {

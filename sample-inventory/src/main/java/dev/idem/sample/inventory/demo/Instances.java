@@ -81,13 +81,18 @@ final class Instances implements AutoCloseable {
 
     /** The instance's {@code GET /stats} body, or null when it does not answer. */
     String stats(String name) {
+        return get(name, "/stats");
+    }
+
+    /** The body of the instance's answer to {@code GET path}, or null when it does not answer 200. */
+    String get(String name, String path) {
         Process process = processes.get(name);
         if (process == null || !process.isAlive()) {
             return null;
         }
         try {
             HttpResponse<String> response = http.send(HttpRequest.newBuilder(
-                            URI.create("http://127.0.0.1:" + ports.get(name) + "/stats")).timeout(Duration.ofSeconds(2)).build(),
+                            URI.create("http://127.0.0.1:" + ports.get(name) + path)).timeout(Duration.ofSeconds(2)).build(),
                     HttpResponse.BodyHandlers.ofString());
             return response.statusCode() == 200 ? response.body() : null;
         } catch (IOException e) {

@@ -52,8 +52,11 @@ final class Operator {
     boolean replay(Names names, String orderId, Observations observed) throws Exception {
         String topic = names.kafkaDeadLetters();
         String key = orderId + ":deduct";
-        out.println("(the demo sets IDEM_REDIS_URL, IDEM_KEY_PREFIX, IDEM_KAFKA_BOOTSTRAP and IDEM_JDBC_URL for these commands)");
+        out.println("(the demo sets IDEM_REDIS_URL, IDEM_KEY_PREFIX, IDEM_KAFKA_BOOTSTRAP, IDEM_ROCKETMQ_NAMESRV and IDEM_JDBC_URL for these commands)");
         boolean ok = idem("dlq", "list", "-b", "kafka", "-t", topic) == Idem.OK;
+        if (environment.variable("IDEM_ROCKETMQ_NAMESRV") != null) {
+            ok &= idem("dlq", "list", "-b", "rocketmq", "-t", names.rocketMqDeadLetters()) == Idem.OK;
+        }
         int lettersBefore = observed.keyCounts(topic).getOrDefault(orderId, 0);
         ok &= idem("dlq", "replay", "-b", "kafka", "-t", topic, "--key", key, "--yes") == Idem.OK;
         long deadline = System.nanoTime() + REPLAY_TIMEOUT.toNanos();

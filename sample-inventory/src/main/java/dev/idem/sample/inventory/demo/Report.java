@@ -39,7 +39,7 @@ final class Report {
 
     /** Judges the run from what is observed now. */
     static Report judge(Scenario scenario, Observations observed, Names names, long sent, long duplicates,
-                        int starts, int kills) throws Exception {
+                        int starts, int kills, Map<String, Integer> served) throws Exception {
         Set<String> valid = scenario.orders().stream().map(Order::orderId).filter(id -> !scenario.isPoison(id))
                 .collect(Collectors.toCollection(TreeSet::new));
         Map<String, Integer> deductions = observed.rowsPerOrder("deduction");
@@ -95,6 +95,8 @@ final class Report {
         checks.add(new Check("no poison order deducted", poisonDeducted.isEmpty(), poisonDeducted.size() + sample(poisonDeducted)));
         checks.add(new Check("stock of every SKU as expected", stockRight && stock.keySet().equals(expected.keySet()),
                 "actual " + stock + ", expected " + expected));
+        checks.add(new Check("GET /stock/{sku} answers the database's stock", served.equals(stock),
+                "served " + served + ", database " + stock));
         List<String> kafkaPoisonIds = scenario.poison().stream().filter(id -> scenario.broker(id).equals("kafka")).sorted().toList();
         boolean kafkaLettersOnce = kafkaLetters.keySet().equals(Set.copyOf(kafkaPoisonIds))
                 && kafkaLetters.values().stream().allMatch(n -> n == 1);
