@@ -11,10 +11,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.redisson.Redisson;
@@ -33,12 +30,6 @@ import org.redisson.config.Config;
 public final class Demo {
 
     static final int PARTITIONS = 4;
-    // Orders are sent over about this long, so the kill lands while instances are busy.
-    private static final Duration SENDING = Duration.ofSeconds(8);
-    // The run has settled when every expected row is there and nothing changed for this long.
-    private static final Duration QUIET = Duration.ofSeconds(3);
-    private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(60);
-    private static final Duration RESTART_AFTER = Duration.ofSeconds(1);
     private static final Pattern AVAILABLE = Pattern.compile("\"available\"\\s*:\\s*(-?\\d+)");
     private static final Pattern DUPLICATES = Pattern.compile("\"duplicates\"\\s*:\\s*(\\d+)");
 
@@ -151,71 +142,13 @@ public final class Demo {
             out.printf("%5.1fs  instances A (pid %d) and B (pid %d) consume %s as %s%s%n", seconds(t0), instances.pid("A"),
                     instances.pid("B"), names.topic(), names.group(), settings.guarded() ? " through Idem" : " WITHOUT Idem");
 
-            CompletableFuture<Void> sending = CompletableFuture.runAsync(() -> send(scenario, traffic));
-            long total = (long) scenario.orders().size() * Scenario.COPIES;
-            long killedAt = 0;
-            boolean restarted = false;
-            boolean back = false;
-            int kills = 0;
-            long lastPrint = 0;
-            long settleDeadline = 0;
-            long quietSince = 0;
-            Observations.Counts last = null;
-            while (true) {
-                TimeUnit.MILLISECONDS.sleep(250);
-                long now = System.nanoTime();
-                if (killedAt == 0 && traffic.sent() >= total * 2 / 5) {
-                    long pid = instances.kill("B");
-                    killedAt = now;
-                    kills++;
-                    out.printf("%5.1fs  kill -9 instance B (pid %d), mid-run: what it was doing is cut off%n",
-                            seconds(t0), pid);
-                }
-                if (killedAt != 0 && !restarted && now - killedAt >= RESTART_AFTER.toNanos()) {
-                    out.printf("%5.1fs  starting instance B again (pid %d)%n", seconds(t0), instances.start("B"));
-                    restarted = true;
-                }
-                if (restarted && !back && instances.stats("B") != null) {
-                    back = true;
-                    out.printf("%5.1fs  instance B is back%n", seconds(t0));
-                }
-                Observations.Counts counts = observed.counts();
-                if (now - lastPrint >= TimeUnit.SECONDS.toNanos(1)) {
-                    lastPrint = now;
-                    out.printf("%5.1fs  sent %d/%d  deducted %d (valid orders %d)  dead letters %d/%d  refunds %d/%d  lag %d%n",
-                            seconds(t0), traffic.sent(), total, counts.deductions(), scenario.validOrders(),
-                            counts.deadLetters(), scenario.poison().size(), counts.refunds(), scenario.poison().size(),
-                            counts.lag());
-                }
-                if (!sending.isDone() || !back) {
-                    continue;
-                }
-                sending.join();
-                if (settleDeadline == 0) {
-                    settleDeadline = now + SETTLE_TIMEOUT.toNanos();
-                }
-                boolean complete = counts.deductions() >= scenario.validOrders() && counts.refunds() >= scenario.poison().size()
-                        && counts.deadLetters() >= scenario.poison().size() && counts.lag() == 0;
-                if (!counts.equals(last)) {
-                    last = counts;
-                    quietSince = now;
-                }
-                if (complete && now - quietSince >= QUIET.toNanos()) {
-                    break;
-                }
-                if (now > settleDeadline) {
-                    out.printf("%5.1fs  not settled after %d s; judging what is there%n", seconds(t0), SETTLE_TIMEOUT.toSeconds());
-                    break;
-                }
-            }
+            int kills = new Run(scenario, instances, traffic, observed, t0, out).play();
             long duplicates = duplicates(instances.stats("A")) + duplicates(instances.stats("B"));
-            out.printf("%5.1fs  settled%n%nReport (%s, %s):%n", seconds(t0), infrastructure.database.kind(),
+            out.printf("%nReport (%s, %s):%n", infrastructure.database.kind(),
                     settings.guarded() ? "guards on" : "guards OFF");
             Map<String, Integer> served = new LinkedHashMap<>();
             for (String sku : scenario.seedStock().keySet()) {
-                String level = instances.get("A", "/stock/" + sku);
-                Matcher m = level == null ? null : AVAILABLE.matcher(level);
-                served.put(sku, m != null && m.find() ? Integer.valueOf(m.group(1)) : null);
+                served.put(sku, number(instances.get("A", "/stock/" + sku), AVAILABLE));
             }
             report = Report.judge(scenario, observed, names, traffic.sent(), duplicates, instances.starts(), kills, served);
             report.print(out);
@@ -239,29 +172,18 @@ public final class Demo {
         return result;
     }
 
-    private static void send(Scenario scenario, Traffic traffic) {
-        List<Order> orders = scenario.orders();
-        long pause = SENDING.toMillis() / orders.size();
-        try {
-            for (int i = 0; i < orders.size(); i++) {
-                Order order = orders.get(i);
-                traffic.send(order, scenario.broker(order.orderId()), i);
-                TimeUnit.MILLISECONDS.sleep(pause);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("sending interrupted", e);
-        } catch (Exception e) {
-            throw new IllegalStateException("sending failed", e);
-        }
+    private static long duplicates(String stats) {
+        Integer duplicates = number(stats, DUPLICATES);
+        return duplicates == null ? 0 : duplicates;
     }
 
-    private static long duplicates(String stats) {
-        if (stats == null) {
-            return 0;
+    /** The number a pattern's group finds in a JSON answer, or null. */
+    private static Integer number(String json, Pattern pattern) {
+        if (json == null) {
+            return null;
         }
-        Matcher m = DUPLICATES.matcher(stats);
-        return m.find() ? Long.parseLong(m.group(1)) : 0;
+        Matcher m = pattern.matcher(json);
+        return m.find() ? Integer.valueOf(m.group(1)) : null;
     }
 
     /** Deletes the run's Redis keys and drops its schema: the demo leaves nothing behind. */
@@ -281,7 +203,7 @@ public final class Demo {
         }
     }
 
-    private static double seconds(long t0) {
+    static double seconds(long t0) {
         return (System.nanoTime() - t0) / 1e9;
     }
 }
