@@ -121,14 +121,19 @@ final class Instances implements AutoCloseable {
 
     /** Stops every instance as an operator would (SIGTERM: Micronaut closes its listeners in order). */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         for (Process process : processes.values()) {
             process.destroy();
         }
-        for (Process process : processes.values()) {
-            if (!process.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                process.destroyForcibly().waitFor();
+        try {
+            for (Process process : processes.values()) {
+                if (!process.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                    process.destroyForcibly().waitFor();
+                }
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            destroyAll();
         }
     }
 
