@@ -32,6 +32,8 @@ public final class Demo {
     static final int PARTITIONS = 4;
     private static final Pattern AVAILABLE = Pattern.compile("\"available\"\\s*:\\s*(-?\\d+)");
     private static final Pattern DUPLICATES = Pattern.compile("\"duplicates\"\\s*:\\s*(\\d+)");
+    private static final Pattern APPLIED = Pattern.compile("\"applied\"\\s*:\\s*(\\d+)");
+    private static final Pattern COMPENSATIONS = Pattern.compile("\"compensations\"\\s*:\\s*(\\d+)");
 
     private Demo() {
     }
@@ -146,10 +148,12 @@ public final class Demo {
             long duplicates = duplicates(instances.stats("A")) + duplicates(instances.stats("B"));
             out.printf("%nReport (%s, %s):%n", infrastructure.database.kind(),
                     settings.guarded() ? "guards on" : "guards OFF");
-            Map<String, Integer> served = new LinkedHashMap<>();
+            Map<String, Integer> stock = new LinkedHashMap<>();
             for (String sku : scenario.seedStock().keySet()) {
-                served.put(sku, number(instances.get("A", "/stock/" + sku), AVAILABLE));
+                stock.put(sku, number(instances.get("A", "/stock/" + sku), AVAILABLE));
             }
+            String stats = instances.stats("A");
+            Report.Served served = new Report.Served(stock, number(stats, APPLIED), number(stats, COMPENSATIONS));
             report = Report.judge(scenario, observed, names, traffic.sent(), duplicates, instances.starts(), kills, served);
             report.print(out);
 

@@ -16,6 +16,13 @@ import java.util.stream.Collectors;
  */
 final class Report {
 
+    /**
+     * What the service answers over HTTP: {@code GET /stock/{sku}} per SKU, and {@code GET /stats}'s
+     * applied and compensations (null where it did not answer).
+     */
+    record Served(Map<String, Integer> stock, Integer applied, Integer compensations) {
+    }
+
     /** One invariant and whether it held. */
     record Check(String invariant, boolean holds, String detail) {
     }
@@ -39,7 +46,7 @@ final class Report {
 
     /** Judges the run from what is observed now. */
     static Report judge(Scenario scenario, Observations observed, Names names, long sent, long duplicates,
-                        int starts, int kills, Map<String, Integer> served) throws Exception {
+                        int starts, int kills, Served served) throws Exception {
         Set<String> valid = scenario.orders().stream().map(Order::orderId).filter(id -> !scenario.isPoison(id))
                 .collect(Collectors.toCollection(TreeSet::new));
         Map<String, Integer> deductions = observed.rowsPerOrder("deduction");
@@ -95,8 +102,12 @@ final class Report {
         checks.add(new Check("no poison order deducted", poisonDeducted.isEmpty(), poisonDeducted.size() + sample(poisonDeducted)));
         checks.add(new Check("stock of every SKU as expected", stockRight && stock.keySet().equals(expected.keySet()),
                 "actual " + stock + ", expected " + expected));
-        checks.add(new Check("GET /stock/{sku} answers the database's stock", served.equals(stock),
-                "served " + served + ", database " + stock));
+        long refundRows = refunds.values().stream().mapToLong(Integer::longValue).sum();
+        checks.add(new Check("GET /stock/{sku} and GET /stats answer the database's figures",
+                served.stock().equals(stock) && Long.valueOf(effects).equals(toLong(served.applied()))
+                        && Long.valueOf(refundRows).equals(toLong(served.compensations())),
+                "served stock " + served.stock() + ", applied " + served.applied() + ", compensations "
+                        + served.compensations() + "; database " + stock + ", " + effects + ", " + refundRows));
         List<String> kafkaPoisonIds = scenario.poison().stream().filter(id -> scenario.broker(id).equals("kafka")).sorted().toList();
         boolean kafkaLettersOnce = kafkaLetters.keySet().equals(Set.copyOf(kafkaPoisonIds))
                 && kafkaLetters.values().stream().allMatch(n -> n == 1);
@@ -108,6 +119,10 @@ final class Report {
         checks.add(new Check("every poison order refunded once (one row, one event), no other", refundedOnce,
                 "refund rows " + refunds + ", events " + refundEvents));
         return new Report(lines, checks);
+    }
+
+    private static Long toLong(Integer value) {
+        return value == null ? null : value.longValue();
     }
 
     private static String sample(List<String> ids) {
