@@ -5,6 +5,8 @@ import dev.idem.testkit.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -58,21 +60,36 @@ final class Orders {
                 (System.nanoTime() - started) / 1_000_000);
     }
 
+    /** Sends the copies; every send must be acknowledged, or the run stops here, not in a consumer's wait. */
     private void send(String topic, int fromCopy, int toCopy) {
+        AtomicReference<Exception> failed = new AtomicReference<>();
+        AtomicInteger lost = new AtomicInteger();
+        // One request in flight per connection: a first batch refused while a new topic's leader
+        // settles is retried before later ones, so the idempotent producer's sequence stays in order.
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.LINGER_MS_CONFIG, 10),
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.LINGER_MS_CONFIG, 10,
+                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1),
                 new ByteArraySerializer(), new ByteArraySerializer())) {
             for (int i = 0; i < orders; i++) {
                 Stock.Order order = order(i);
                 byte[] value = JSON.writeValueAsBytes(order);
                 for (int copy = fromCopy; copy < toCopy; copy++) {
                     producer.send(new ProducerRecord<>(topic, (i + copy) % PARTITIONS,
-                            order.orderId().getBytes(StandardCharsets.UTF_8), value));
+                            order.orderId().getBytes(StandardCharsets.UTF_8), value), (metadata, error) -> {
+                                if (error != null) {
+                                    lost.incrementAndGet();
+                                    failed.compareAndSet(null, error);
+                                }
+                            });
                 }
             }
             producer.flush();
         } catch (Exception e) {
             throw new IllegalStateException("cannot produce the orders", e);
+        }
+        if (failed.get() != null) {
+            throw new IllegalStateException(lost.get() + " order message(s) to " + topic + " were not acknowledged",
+                    failed.get());
         }
     }
 }
