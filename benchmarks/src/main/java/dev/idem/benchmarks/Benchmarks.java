@@ -19,6 +19,8 @@ import java.util.Map;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs every benchmark in one JVM on the test kit's real brokers, Redis and PostgreSQL, prints a markdown
@@ -26,6 +28,8 @@ import org.redisson.config.Config;
  * {@code partial.*} for {@code --quick} or {@code --only}). See {@link Plan} for rounds and limits.
  */
 public final class Benchmarks {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Benchmarks.class);
 
     private Benchmarks() {
     }
@@ -77,6 +81,10 @@ public final class Benchmarks {
                         + "(see the report)");
                 status = 1;
             }
+        } catch (Exception | Error e) {
+            // Exit below, failed: a throw out of main would leave the brokers' threads holding the JVM.
+            LOG.error("the benchmark run failed", e);
+            status = 2;
         } finally {
             for (int i = fixtures.size() - 1; i >= 0; i--) {
                 fixtures.get(i).close();
