@@ -818,8 +818,13 @@ final class Protocol<T> implements AutoCloseable {
         try {
             sent = claims.completeAsync(done, round.owner)
                     .exceptionallyCompose(first -> claims.completeAsync(done, round.owner));
-        } catch (RuntimeException | Error e) {
+        } catch (RuntimeException e) {
             sent = CompletableFuture.failedFuture(e);
+        } catch (Error e) {
+            done.forEach(key -> completing.remove(key, landed));
+            completionsInFlight.remove(landed);
+            landed.complete(null);
+            throw e;
         }
         sent = sent.whenComplete((refused, error) -> {
             done.forEach(key -> completing.remove(key, landed));
