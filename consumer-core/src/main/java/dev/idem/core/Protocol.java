@@ -96,10 +96,9 @@ final class Protocol<T> implements AutoCloseable {
     private final String instance = UUID.randomUUID().toString().substring(0, 13);
     private final AtomicLong owners = new AtomicLong();
     private final AtomicBoolean storeDown = new AtomicBoolean();
-    // Completions sent and not yet confirmed, by key (decision 0007): a claim that finds one of
-    // these keys busy waits for its completion and asks again, instead of every claim waiting.
-    private final Map<IdempotencyKey, CompletableFuture<?>> completing = new ConcurrentHashMap<>();
-    private final Set<CompletableFuture<?>> completionsInFlight = ConcurrentHashMap.newKeySet();
+    // Completions sent and not yet confirmed, each with its keys (decision 0007): a claim that finds
+    // one of these keys busy waits for its completion and asks again, instead of every claim waiting.
+    private final Map<CompletableFuture<Void>, List<IdempotencyKey>> completing = new ConcurrentHashMap<>();
 
     Protocol(IdempotentProcessor.Builder<T> b, Meters meters) {
         this.group = b.group;
@@ -193,15 +192,21 @@ final class Protocol<T> implements AutoCloseable {
      */
     private void claimAgainAfterOwnCompletions(Map<IdempotencyKey, ClaimRequest> requests,
                                                Map<IdempotencyKey, Claim> answers, String owner) {
-        List<ClaimRequest> again = new ArrayList<>();
-        Set<CompletableFuture<?>> awaited = new HashSet<>();
-        for (Claim claim : answers.values()) {
-            CompletableFuture<?> completion = claim instanceof Claim.Busy ? completing.get(claim.key()) : null;
-            if (completion != null) {
-                again.add(requests.get(claim.key()));
-                awaited.add(completion);
+        Set<IdempotencyKey> busy = new HashSet<>();
+        answers.values().forEach(claim -> {
+            if (claim instanceof Claim.Busy) {
+                busy.add(claim.key());
             }
+        });
+        if (busy.isEmpty()) {
+            return;
         }
+        List<ClaimRequest> again = new ArrayList<>();
+        Set<CompletableFuture<Void>> awaited = new HashSet<>();
+        completing.forEach((landed, keys) -> keys.stream().filter(busy::contains).forEach(key -> {
+            again.add(requests.get(key));
+            awaited.add(landed);
+        }));
         if (again.isEmpty()) {
             return;
         }
@@ -812,8 +817,11 @@ final class Protocol<T> implements AutoCloseable {
         done.forEach(round.held::drop);
         // Known as completing before it is sent, so a claim meeting these keys busy waits for it.
         CompletableFuture<Void> landed = new CompletableFuture<>();
-        done.forEach(key -> completing.put(key, landed));
-        completionsInFlight.add(landed);
+        completing.put(landed, done);
+        Runnable settled = () -> {
+            completing.remove(landed);
+            landed.complete(null);
+        };
         CompletableFuture<Set<IdempotencyKey>> sent;
         try {
             sent = claims.completeAsync(done, round.owner)
@@ -821,15 +829,11 @@ final class Protocol<T> implements AutoCloseable {
         } catch (RuntimeException e) {
             sent = CompletableFuture.failedFuture(e);
         } catch (Error e) {
-            done.forEach(key -> completing.remove(key, landed));
-            completionsInFlight.remove(landed);
-            landed.complete(null);
+            settled.run();
             throw e;
         }
         sent = sent.whenComplete((refused, error) -> {
-            done.forEach(key -> completing.remove(key, landed));
-            completionsInFlight.remove(landed);
-            landed.complete(null);
+            settled.run();
             if (error != null) {
                 LOG.warn("could not record {} completion(s) after two tries; their leases will expire and "
                         + "only a business check will recognise the effects", done.size(), error);
@@ -846,7 +850,7 @@ final class Protocol<T> implements AutoCloseable {
      * Waits, in all at most {@link #COMPLETION_WAIT}, for completions sent. Their failures were
      * logged where they happened; a late or failed completion only makes its keys look busy longer.
      */
-    private static void awaitAll(Collection<CompletableFuture<?>> completions) {
+    private static void awaitAll(Collection<CompletableFuture<Void>> completions) {
         long deadline = System.nanoTime() + COMPLETION_WAIT.toNanos();
         for (CompletableFuture<?> completion : completions) {
             try {
@@ -862,7 +866,7 @@ final class Protocol<T> implements AutoCloseable {
 
     @Override
     public void close() {
-        awaitAll(List.copyOf(completionsInFlight));
+        awaitAll(List.copyOf(completing.keySet()));
         renewer.close();
     }
 }

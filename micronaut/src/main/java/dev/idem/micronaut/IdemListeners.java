@@ -10,7 +10,7 @@ import dev.idem.core.PayloadCodec;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.LedgerTransactions;
 import dev.idem.micronaut.internal.Brokers;
-import dev.idem.micronaut.internal.Durations;
+import dev.idem.micronaut.internal.Settings;
 import dev.idem.micronaut.internal.MicronautTransactions;
 import dev.idem.redis.RedisClaimStore;
 import io.micronaut.context.BeanContext;
@@ -67,6 +67,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
 
     private final BeanContext context;
     private final Environment environment;
+    private final Settings properties;
     private final IdemListenerRegistry registry;
     private final List<RunningListener> running = new ArrayList<>();
     private RedissonClient ownRedisson;
@@ -77,6 +78,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
     IdemListeners(BeanContext context, Environment environment, IdemListenerRegistry registry) {
         this.context = context;
         this.environment = environment;
+        this.properties = new Settings(environment);
         this.registry = registry;
     }
 
@@ -114,7 +116,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         checkKeys("idem.ledger", LEDGER_KEYS);
         Map<String, Object> kafka = plans.stream().anyMatch(p -> p.broker == Broker.KAFKA) ? kafkaSettings() : Map.of();
         String nameServer = plans.stream().anyMatch(p -> p.broker == Broker.ROCKETMQ)
-                ? required("idem.rocketmq.name-server") : null;
+                ? properties.required("idem.rocketmq.name-server") : null;
         JdbcEffectLedger ledger = plans.stream().anyMatch(p -> p.ledger) ? ledger() : null;
         RedisClaimStore claims = claimStore();
         try {
@@ -230,13 +232,13 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         plan.broker = a.enumValue(IdempotentListener.class, "broker", Broker.class).orElse(Broker.KAFKA);
         String prefix = "idem.listeners." + plan.name + ".";
         checkKeys("idem.listeners." + plan.name, LISTENER_KEYS);
-        plan.maxAttempts = intSetting(prefix + "max-attempts",
+        plan.maxAttempts = properties.intSetting(prefix + "max-attempts",
                 a.intValue(IdempotentListener.class, "maxAttempts").orElse(5));
-        plan.lease = durationSetting(prefix + "lease", a.stringValue(IdempotentListener.class, "lease").orElse("30s"),
+        plan.lease = properties.durationSetting(prefix + "lease", a.stringValue(IdempotentListener.class, "lease").orElse("30s"),
                 "@IdempotentListener(lease) on " + plan.method);
         plan.deadLetterTopic = environment.getProperty(prefix + "dead-letter-topic", String.class)
                 .orElse(a.stringValue(IdempotentListener.class, "deadLetterTopic").orElse(""));
-        plan.concurrency = intSetting(prefix + "concurrency",
+        plan.concurrency = properties.intSetting(prefix + "concurrency",
                 a.intValue(IdempotentListener.class, "concurrency").orElse(0));
         if (plan.concurrency < 0) {
             throw new ConfigurationException(prefix + "concurrency must be >= 0 but was " + plan.concurrency);
@@ -385,38 +387,9 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
     // ---- configuration
 
     private void checkKeys(String prefix, Set<String> known) {
-        for (String key : environment.getPropertyEntries(prefix)) {
-            if (!known.contains(key)) {
-                throw new ConfigurationException(prefix + "." + key + " is not an Idem setting; known: "
-                        + known.stream().sorted().map(k -> prefix + "." + k).collect(Collectors.joining(", ")));
-            }
-        }
+        properties.checkKeys(prefix, known, "an Idem setting");
     }
 
-    private String required(String property) {
-        return environment.getProperty(property, String.class).filter(StringUtils::hasText)
-                .orElseThrow(() -> new ConfigurationException(property + " is required but not set"));
-    }
-
-    private int intSetting(String property, int fallback) {
-        Optional<String> raw = environment.getProperty(property, String.class);
-        if (raw.isEmpty()) {
-            return fallback;
-        }
-        try {
-            return Integer.parseInt(raw.get().trim());
-        } catch (NumberFormatException e) {
-            throw new ConfigurationException(property + " must be a whole number but was '" + raw.get() + "'");
-        }
-    }
-
-    private Duration durationSetting(String property, String fallback, String fallbackOrigin) {
-        Optional<String> raw = environment.getProperty(property, String.class);
-        String where = raw.isPresent() ? property : fallbackOrigin;
-        String value = raw.orElse(fallback);
-        return Durations.parse(value).orElseThrow(() -> new ConfigurationException(where
-                + " must be a duration like 30s, 500ms, 2m or PT30S but was '" + value + "'"));
-    }
 
     private Map<String, Object> kafkaSettings() {
         Map<String, Object> raw = environment.getProperties("idem.kafka",

@@ -8,7 +8,7 @@ import dev.idem.core.PayloadCodec;
 import dev.idem.kafka.KafkaRecordProcessor;
 import dev.idem.kafka.PollResult;
 import dev.idem.kafka.Redelivery;
-import dev.idem.micronaut.internal.Durations;
+import dev.idem.micronaut.internal.Settings;
 import dev.idem.redis.RedisClaimStore;
 import io.micronaut.aop.InterceptorBean;
 import io.micronaut.aop.MethodInterceptor;
@@ -183,24 +183,13 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         String name = a.stringValue(Idempotent.class, "name").filter(StringUtils::hasText).orElse(group + "-" + topic);
         registry.wrapped(name, where);
         String prefix = "idem.listeners." + name + ".";
-        for (String setting : environment.getPropertyEntries("idem.listeners." + name)) {
-            if (!WRAPPED_KEYS.contains(setting)) {
-                throw new ConfigurationException(prefix + setting + " is not a setting of a wrapped @KafkaListener; known: "
-                        + WRAPPED_KEYS.stream().sorted().map(k -> prefix + k).collect(Collectors.joining(", "))
-                        + " (its threads are @KafkaListener(threads = ...))");
-            }
-        }
-        int maxAttempts = environment.getProperty(prefix + "max-attempts", String.class).map(v -> {
-            try {
-                return Integer.parseInt(v.trim());
-            } catch (NumberFormatException e) {
-                throw new ConfigurationException(prefix + "max-attempts must be a whole number but was '" + v + "'");
-            }
-        }).orElse(a.intValue(Idempotent.class, "maxAttempts").orElse(5));
-        String leaseText = environment.getProperty(prefix + "lease", String.class)
-                .orElse(a.stringValue(Idempotent.class, "lease").orElse("30s"));
-        Duration lease = Durations.parse(leaseText).orElseThrow(() -> new ConfigurationException(prefix
-                + "lease must be a duration like 30s but was '" + leaseText + "'"));
+        Settings settings = new Settings(environment);
+        settings.checkKeys("idem.listeners." + name, WRAPPED_KEYS,
+                "a setting of a wrapped @KafkaListener (its threads are @KafkaListener(threads = ...))");
+        int maxAttempts = settings.intSetting(prefix + "max-attempts",
+                a.intValue(Idempotent.class, "maxAttempts").orElse(5));
+        Duration lease = settings.durationSetting(prefix + "lease", a.stringValue(Idempotent.class, "lease").orElse("30s"),
+                "@Idempotent(lease) on " + where);
         String deadLetterTopic = environment.getProperty(prefix + "dead-letter-topic", String.class)
                 .orElse(a.stringValue(Idempotent.class, "deadLetterTopic").orElse(""));
 

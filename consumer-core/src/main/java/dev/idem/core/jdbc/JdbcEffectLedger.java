@@ -24,13 +24,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -246,11 +246,10 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
         Set<String> key = Set.of("consumer_group", "topic", "idempotency_key");
         DatabaseMetaData metadata = connection.getMetaData();
         // Databases store unquoted names as written, in lower or in upper case.
-        for (String candidate : new LinkedHashSet<>(List.of(name, name.toLowerCase(Locale.ROOT),
-                name.toUpperCase(Locale.ROOT)))) {
-            String inSchema = schema == null ? null : candidate.equals(name) ? schema
-                    : candidate.equals(name.toLowerCase(Locale.ROOT)) ? schema.toLowerCase(Locale.ROOT)
-                    : schema.toUpperCase(Locale.ROOT);
+        for (UnaryOperator<String> spelling : List.<UnaryOperator<String>>of(n -> n, n -> n.toLowerCase(Locale.ROOT),
+                n -> n.toUpperCase(Locale.ROOT))) {
+            String inSchema = schema == null ? null : spelling.apply(schema);
+            String candidate = spelling.apply(name);
             Map<String, Set<String>> unique = new HashMap<>();
             try (ResultSet rows = metadata.getIndexInfo(connection.getCatalog(), inSchema, candidate, true, false)) {
                 while (rows.next()) {

@@ -1,0 +1,59 @@
+package dev.idem.micronaut.internal;
+
+import io.micronaut.context.env.Environment;
+import io.micronaut.context.exceptions.ConfigurationException;
+import io.micronaut.core.util.StringUtils;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/** Idem's settings read from the environment; a wrong one fails start-up naming the property. */
+public final class Settings {
+
+    private final Environment environment;
+
+    public Settings(Environment environment) {
+        this.environment = environment;
+    }
+
+    /** Fails on a key under {@code prefix} that is not one of {@code known}; {@code kind} says what they are. */
+    public void checkKeys(String prefix, Set<String> known, String kind) {
+        for (String key : environment.getPropertyEntries(prefix)) {
+            if (!known.contains(key)) {
+                throw new ConfigurationException(prefix + "." + key + " is not " + kind + "; known: "
+                        + known.stream().sorted().map(k -> prefix + "." + k).collect(Collectors.joining(", ")));
+            }
+        }
+    }
+
+    public String required(String property) {
+        return environment.getProperty(property, String.class).filter(StringUtils::hasText)
+                .orElseThrow(() -> new ConfigurationException(property + " is required but not set"));
+    }
+
+    private Optional<String> text(String property) {
+        return environment.getProperty(property, String.class);
+    }
+
+    public int intSetting(String property, int fallback) {
+        Optional<String> raw = text(property);
+        if (raw.isEmpty()) {
+            return fallback;
+        }
+        try {
+            return Integer.parseInt(raw.get().trim());
+        } catch (NumberFormatException e) {
+            throw new ConfigurationException(property + " must be a whole number but was '" + raw.get() + "'");
+        }
+    }
+
+    /** The property's duration, else {@code fallback} (named by {@code fallbackOrigin} when it is wrong). */
+    public Duration durationSetting(String property, String fallback, String fallbackOrigin) {
+        Optional<String> raw = text(property);
+        String where = raw.isPresent() ? property : fallbackOrigin;
+        String value = raw.orElse(fallback);
+        return Durations.parse(value).orElseThrow(() -> new ConfigurationException(where
+                + " must be a duration like 30s, 500ms, 2m or PT30S but was '" + value + "'"));
+    }
+}
