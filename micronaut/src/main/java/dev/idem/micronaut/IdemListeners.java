@@ -222,22 +222,22 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         AnnotationMetadata a = method.getAnnotationMetadata();
         Plan plan = new Plan();
         plan.method = describe(method);
-        plan.topic = a.stringValue(IdempotentListener.class, "topic").orElse("");
-        plan.group = a.stringValue(IdempotentListener.class, "group").orElse("");
+        plan.topic = properties.annotationText(a, IdempotentListener.class, "topic").orElse("");
+        plan.group = properties.annotationText(a, IdempotentListener.class, "group").orElse("");
         if (plan.topic.isBlank() || plan.group.isBlank()) {
             throw new ConfigurationException("@IdempotentListener on " + plan.method + " needs a topic and a group");
         }
-        plan.name = a.stringValue(IdempotentListener.class, "name").filter(StringUtils::hasText)
+        plan.name = properties.annotationText(a, IdempotentListener.class, "name").filter(StringUtils::hasText)
                 .orElse(plan.group + "-" + plan.topic);
         plan.broker = a.enumValue(IdempotentListener.class, "broker", Broker.class).orElse(Broker.KAFKA);
         String prefix = "idem.listeners." + plan.name + ".";
         checkKeys("idem.listeners." + plan.name, LISTENER_KEYS);
         plan.maxAttempts = properties.intSetting(prefix + "max-attempts",
                 a.intValue(IdempotentListener.class, "maxAttempts").orElse(5));
-        plan.lease = properties.durationSetting(prefix + "lease", a.stringValue(IdempotentListener.class, "lease").orElse("30s"),
+        plan.lease = properties.durationSetting(prefix + "lease", properties.annotationText(a, IdempotentListener.class, "lease").orElse("30s"),
                 "@IdempotentListener(lease) on " + plan.method);
         plan.deadLetterTopic = environment.getProperty(prefix + "dead-letter-topic", String.class)
-                .orElse(a.stringValue(IdempotentListener.class, "deadLetterTopic").orElse(""));
+                .orElse(properties.annotationText(a, IdempotentListener.class, "deadLetterTopic").orElse(""));
         plan.concurrency = properties.intSetting(prefix + "concurrency",
                 a.intValue(IdempotentListener.class, "concurrency").orElse(0));
         if (plan.concurrency < 0) {
@@ -328,8 +328,8 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
 
     private KeySource<Object> keys(Plan plan, AnnotationMetadata a, Argument<?> payloadType) {
         KeyFrom from = a.enumValue(IdempotentListener.class, "keySource", KeyFrom.class).orElse(KeyFrom.PROPERTY);
-        String key = a.stringValue(IdempotentListener.class, "key").orElse("");
-        String suffix = a.stringValue(IdempotentListener.class, "keySuffix").orElse("");
+        String key = properties.annotationText(a, IdempotentListener.class, "key").orElse("");
+        String suffix = properties.annotationText(a, IdempotentListener.class, "keySuffix").orElse("");
         KeySource<Object> source = switch (from) {
             case MESSAGE_KEY -> KeySource.messageKey();
             case MESSAGE_ID -> KeySource.messageId();

@@ -2,6 +2,9 @@ package dev.idem.micronaut.internal;
 
 import io.micronaut.context.env.Environment;
 import io.micronaut.context.exceptions.ConfigurationException;
+import io.micronaut.core.annotation.AnnotationMetadata;
+import io.micronaut.core.annotation.AnnotationValue;
+import java.lang.annotation.Annotation;
 import io.micronaut.core.util.StringUtils;
 import java.time.Duration;
 import java.util.Optional;
@@ -25,6 +28,29 @@ public final class Settings {
                         + known.stream().sorted().map(k -> prefix + "." + k).collect(Collectors.joining(", ")));
             }
         }
+    }
+
+    /**
+     * An annotation member's text with its {@code ${...}} placeholders resolved in this environment.
+     * The generated annotation metadata is shared by every application context in the JVM and
+     * resolves placeholders in whichever environment configured it first, so a second context would
+     * read the first one's values: the member is read as written and resolved here. A member left
+     * out gives its default.
+     *
+     * @throws ConfigurationException naming the placeholder that cannot be resolved
+     */
+    public Optional<String> annotationText(AnnotationMetadata metadata, Class<? extends Annotation> annotation,
+                                           String member) {
+        Optional<AnnotationValue<? extends Annotation>> value = metadata.findAnnotation(annotation)
+                .map(v -> (AnnotationValue<? extends Annotation>) v);
+        Object raw = value.map(v -> v.getValues().get(member)).orElse(null);
+        if (raw instanceof String[] many) {
+            raw = many.length == 0 ? null : many[0];
+        }
+        if (raw == null) {
+            return metadata.stringValue(annotation, member);
+        }
+        return Optional.of(environment.getPlaceholderResolver().resolveRequiredPlaceholders(raw.toString()));
     }
 
     public String required(String property) {
