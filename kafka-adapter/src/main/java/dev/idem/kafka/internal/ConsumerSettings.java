@@ -39,21 +39,11 @@ public record ConsumerSettings(Map<String, Object> consumer, String group, Durat
      * @throws IllegalArgumentException naming the setting that is missing, unknown or wrong
      */
     public static ConsumerSettings of(Map<String, Object> config) {
-        require(config, ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG);
-        require(config, ConsumerConfig.GROUP_ID_CONFIG);
-        refuseUnknown(config);
+        checkCommon(config, Set.of(), "consumer settings");
         Object autoCommit = config.get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
         if (autoCommit != null && Boolean.parseBoolean(autoCommit.toString())) {
             throw new IllegalArgumentException("enable.auto.commit must be false but was " + autoCommit
                     + ": Idem commits only offsets of finished records");
-        }
-        for (String deserializer : List.of(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG)) {
-            Object value = config.get(deserializer);
-            if (value != null && !value.toString().contains(ByteArrayDeserializer.class.getSimpleName())) {
-                throw new IllegalArgumentException(deserializer + " must be unset or ByteArrayDeserializer but was "
-                        + value + ": Idem reads bytes and decodes them with the processor's codec");
-            }
         }
         Map<String, Object> consumer = new HashMap<>(config);
         consumer.keySet().retainAll(ConsumerConfig.configNames());
@@ -74,10 +64,32 @@ public record ConsumerSettings(Map<String, Object> consumer, String group, Durat
                 Duration.ofMillis(maxPollInterval.longValue()));
     }
 
-    private static void require(Map<String, Object> config, String name) {
+    /**
+     * The checks every Idem Kafka consumer's settings pass: {@code bootstrap.servers} and
+     * {@code group.id} present, every key known to Kafka (consumer, producer and admin keys, and
+     * {@code extraKnown}), byte array deserializers only.
+     *
+     * @param what the settings' name in messages, e.g. "consumer settings"
+     * @throws IllegalArgumentException naming the setting that is missing, unknown or wrong
+     */
+    public static void checkCommon(Map<String, Object> config, Set<String> extraKnown, String what) {
+        require(config, ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, what);
+        require(config, ConsumerConfig.GROUP_ID_CONFIG, what);
+        refuseUnknown(config, extraKnown, what);
+        for (String deserializer : List.of(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG)) {
+            Object value = config.get(deserializer);
+            if (value != null && !value.toString().contains(ByteArrayDeserializer.class.getSimpleName())) {
+                throw new IllegalArgumentException(deserializer + " must be unset or ByteArrayDeserializer but was "
+                        + value + ": Idem reads bytes and decodes them with the processor's codec");
+            }
+        }
+    }
+
+    private static void require(Map<String, Object> config, String name, String what) {
         Object value = config.get(name);
         if (value == null || value.toString().isBlank()) {
-            throw new IllegalArgumentException(name + " is required in the consumer settings");
+            throw new IllegalArgumentException(name + " is required in the " + what);
         }
     }
 
@@ -86,8 +98,9 @@ public record ConsumerSettings(Map<String, Object> consumer, String group, Durat
      * and Idem used to drop them silently: a typo such as max.poll.record changed nothing. Refusing
      * them at build time is the one place the typo is seen.
      */
-    private static void refuseUnknown(Map<String, Object> config) {
+    private static void refuseUnknown(Map<String, Object> config, Set<String> extraKnown, String what) {
         Set<String> known = new TreeSet<>(ConsumerConfig.configNames());
+        known.addAll(extraKnown);
         known.addAll(ProducerConfig.configNames());
         known.addAll(AdminClientConfig.configNames());
         List<String> unknown = new ArrayList<>();
@@ -99,7 +112,7 @@ public record ConsumerSettings(Map<String, Object> consumer, String group, Durat
         }
         if (!unknown.isEmpty()) {
             throw new IllegalArgumentException("unknown Kafka setting(s) " + String.join(", ", unknown)
-                    + ": the consumer settings take Kafka consumer keys (and producer keys for the dead-letter producer)");
+                    + ": the " + what + " take Kafka consumer keys (and producer keys for the dead-letter producer)");
         }
     }
 

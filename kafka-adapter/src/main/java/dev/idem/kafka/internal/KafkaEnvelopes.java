@@ -22,12 +22,20 @@ public final class KafkaEnvelopes {
      * header wins), a null value (tombstone) as an empty body; the record itself travels as the source.
      */
     public static Envelope of(ConsumerRecord<byte[], byte[]> record) {
+        return of(record, 0);
+    }
+
+    /**
+     * The envelope of a record, with the broker's own delivery count (a share group's
+     * {@code deliveryCount}; 0 where unknown).
+     */
+    public static Envelope of(ConsumerRecord<byte[], byte[]> record, int brokerAttempt) {
         Map<String, String> headers = new HashMap<>();
         for (Header header : record.headers()) {
             headers.put(header.key(), header.value() == null ? "" : new String(header.value(), StandardCharsets.UTF_8));
         }
         return new Envelope(record.topic(), record.partition(), Long.toString(record.offset()),
-                record.topic() + "-" + record.partition() + "@" + record.offset(), 0, headers,
+                record.topic() + "-" + record.partition() + "@" + record.offset(), brokerAttempt, headers,
                 record.value() == null ? EMPTY : record.value(), record.key(),
                 record.timestamp() < 0 ? null : Instant.ofEpochMilli(record.timestamp()), record);
     }
