@@ -36,6 +36,11 @@ final class EmbeddedKafka extends KafkaTopics {
                     .setConfigProp("transaction.state.log.min.isr", "1")
                     .setConfigProp("share.coordinator.state.topic.replication.factor", "1")
                     .setConfigProp("share.coordinator.state.topic.min.isr", "1")
+                    // A share-group member killed in a test leaves the group after 6 s, not Kafka's 45 s.
+                    .setConfigProp("group.share.min.session.timeout.ms", "6000")
+                    .setConfigProp("group.share.session.timeout.ms", "6000")
+                    .setConfigProp("group.share.min.heartbeat.interval.ms", "1000")
+                    .setConfigProp("group.share.heartbeat.interval.ms", "1000")
                     // Tests start consumers right after topics: no 3-second wait for more members.
                     .setConfigProp("group.initial.rebalance.delay.ms", "0")
                     // The default 128 MiB dedupe buffer exhausts small test heaps.

@@ -1,0 +1,526 @@
+package dev.idem.kafka.share;
+
+import dev.idem.core.Batch;
+import dev.idem.core.Disposition;
+import dev.idem.core.Envelope;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.Outcome;
+import dev.idem.kafka.internal.KafkaEnvelopes;
+import dev.idem.kafka.internal.KafkaFailures;
+import dev.idem.kafka.share.internal.DeliveryLimit;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.ShareConsumer;
+import org.apache.kafka.common.TopicIdPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The poll thread of an {@link IdemKafkaShareConsumer} (decision 0032). Records run on Idem's
+ * workers; this thread alone touches the share consumer. Before each poll it acknowledges every
+ * record the last poll returned: finished ones with their verdict (ACCEPT, or RELEASE once the
+ * backoff has passed), the others with RENEW, which extends their acquisition lock; the client
+ * hands a renewed record back in a later poll, where it is recognised and not started again.
+ * Confined to its own thread, except {@link #stop()}.
+ *
+ * @param <T> payload type
+ */
+final class ShareLoop<T> implements Runnable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ShareLoop.class);
+    private static final Duration POLL_WAIT = Duration.ofMillis(100);
+    // How often the poll thread looks at running records: short against a handler, long against a CPU.
+    private static final Duration TICK = Duration.ofMillis(20);
+    // Finished records wait at most this long for slow ones of the same poll before they are
+    // acknowledged and the slow ones renewed: a renewal a second per slow record is cheap.
+    private static final Duration SETTLE_AFTER = Duration.ofSeconds(1);
+    // A busy record is tried again at least this often, whatever the holder's lease: the holder is
+    // often this member's own earlier batch, whose completion lands within milliseconds, and a try
+    // costs one Redis round trip, never a delivery.
+    private static final Duration BUSY_HOLD_MAX = Duration.ofSeconds(1);
+    // The broker's lock when the client has not said yet (Kafka's group.share.record.lock.duration.ms).
+    private static final Duration DEFAULT_LOCK = Duration.ofSeconds(30);
+
+    /** What the consumer hears from its poll thread. */
+    interface Events {
+        /** The first poll went through. */
+        void joined();
+
+        /** A failure the consumer survived, or (fatal) the one that stopped it. */
+        void failed(Throwable failure, boolean fatal);
+
+        /** The poll thread has closed the share consumer and is ending. */
+        void ended();
+    }
+
+    /** Fixed settings of the loop. */
+    record Settings(List<String> topics, int deliveryLimit, Duration closeTimeout, Clock clock) {
+    }
+
+    /** A record's place: topic, partition, offset. */
+    private record Id(String topic, int partition, long offset) {
+        static Id of(ConsumerRecord<?, ?> record) {
+            return new Id(record.topic(), record.partition(), record.offset());
+        }
+    }
+
+    /**
+     * What is to be done with a held record: acknowledge it with {@code type} once {@code at} has
+     * come, or (type null) run it again then.
+     */
+    private record Verdict(AcknowledgeType type, Instant at) {
+        boolean rerun() {
+            return type == null;
+        }
+    }
+
+    /** A record Idem holds: acquired from the broker and not yet acknowledged for good. */
+    private static final class Held {
+        final Id id;
+        // As the last poll returned it, and when: its lock was acquired or renewed then. Poll thread only.
+        ConsumerRecord<byte[], byte[]> record;
+        Instant returned;
+        // Null while it runs; set by the worker that finished it, read by the poll thread.
+        volatile Verdict verdict;
+        // The broker's delivery count of the delivery being run: a later delivery is another Held.
+        final int deliveries;
+
+        Held(ConsumerRecord<byte[], byte[]> record) {
+            this.id = Id.of(record);
+            this.record = record;
+            this.deliveries = deliveries(record);
+        }
+
+        boolean running() {
+            return verdict == null;
+        }
+    }
+
+    private final ShareConsumer<byte[], byte[]> consumer;
+    private final IdempotentProcessor<T> processor;
+    private final Executor workers;
+    private final Settings settings;
+    private final Events events;
+    private final Runnable release;
+    private final Map<Id, Held> held = new HashMap<>();
+    // Returned by the last poll: each is acknowledged (for good, or RENEW) before the next poll.
+    private final List<Held> flight = new ArrayList<>();
+    private final Semaphore changed = new Semaphore(0);
+    // Acknowledgements the broker refused (the lock had expired): those records are no longer ours.
+    private final Queue<Id> refused = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger running = new AtomicInteger();
+    private volatile boolean stopping;
+    private volatile Throwable crash;
+    private Instant flightStarted;
+    private boolean joined;
+
+    /** @param release closes the processor and publishers; run once, when no record runs any more */
+    ShareLoop(ShareConsumer<byte[], byte[]> consumer, IdempotentProcessor<T> processor, Executor workers,
+              Settings settings, Events events, Runnable release) {
+        this.consumer = consumer;
+        this.processor = processor;
+        this.workers = workers;
+        this.settings = settings;
+        this.events = events;
+        this.release = release;
+    }
+
+    /** Stop taking work: running records finish, held ones are released. Any thread. */
+    void stop() {
+        stopping = true;
+        changed.release();
+    }
+
+    @Override
+    public void run() {
+        boolean crashed = false;
+        try {
+            consumer.setAcknowledgementCommitCallback(this::acknowledged);
+            consumer.subscribe(settings.topics());
+            while (!stopping && crash == null) {
+                cycle(false);
+            }
+            if (crash == null) {
+                drain();
+            }
+            crashed = crash != null;
+            if (crashed) {
+                throw crash;
+            }
+        } catch (Throwable e) {
+            // A JVM error is a crash: nothing more is acknowledged; the records' locks expire.
+            crashed = crashed || e instanceof Error;
+            stopping = true;
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            LOG.error("Kafka share consumer for {} stopped by {}; records not acknowledged will be delivered again",
+                    settings.topics(), e.getClass().getName(), e);
+            events.failed(e, true);
+        } finally {
+            try {
+                consumer.close(crashed ? Duration.ZERO : settings.closeTimeout());
+            } catch (RuntimeException e) {
+                LOG.warn("closing the Kafka share consumer for {} failed", settings.topics(), e);
+            }
+            if (running.get() == 0) {
+                release.run();
+            } else {
+                LOG.warn("{} record(s) still running after {}; lease renewal and the dead-letter producer are "
+                        + "closed when they end", running.get(), settings.closeTimeout());
+                whenIdle(release);
+            }
+            events.ended();
+        }
+    }
+
+    /** Starts due re-runs, then, when the last poll's records are ready, acknowledges them and polls. */
+    private void cycle(boolean draining) throws InterruptedException {
+        forgetRefused();
+        Instant now = settings.clock().instant();
+        if (!draining) {
+            rerunDue(now);
+        }
+        if (!flight.isEmpty() && !ready(now, draining)) {
+            changed.tryAcquire(TICK.toMillis(), TimeUnit.MILLISECONDS);
+            changed.drainPermits();
+            return;
+        }
+        acknowledgeFlight(now, draining, false);
+        if (draining && held.isEmpty()) {
+            // Nothing renewed is out: a poll now would fetch new records only to release them.
+            return;
+        }
+        ConsumerRecords<byte[], byte[]> polled = consumer.poll(POLL_WAIT);
+        if (!joined) {
+            joined = true;
+            events.joined();
+        }
+        take(polled, settings.clock().instant(), draining);
+    }
+
+    /**
+     * Whether the last poll's records may be acknowledged now. The client fetches nothing new while
+     * one of them is renewed, so there is no gain in renewing early: the round comes when all are
+     * settled, when the oldest lock is half gone, or a second after some settled (their acceptance
+     * should not wait for a slow neighbour).
+     */
+    private boolean ready(Instant now, boolean draining) {
+        boolean anySettled = false;
+        boolean allSettled = true;
+        Instant oldest = null;
+        for (Held h : flight) {
+            boolean settled = settles(h.verdict, now, draining);
+            anySettled |= settled;
+            allSettled &= settled;
+            oldest = oldest == null || h.returned.isBefore(oldest) ? h.returned : oldest;
+        }
+        Duration lock = consumer.acquisitionLockTimeoutMs().map(ms -> Duration.ofMillis(ms)).orElse(DEFAULT_LOCK);
+        // Renew at half the lock: the other half covers a slow poll and the renewal's round trip.
+        return allSettled
+                || !now.isBefore(oldest.plus(lock.dividedBy(2)))
+                || (anySettled && !now.isBefore(flightStarted.plus(SETTLE_AFTER)));
+    }
+
+    /**
+     * Whether a record with this verdict is acknowledged for good in a round now: its time has come,
+     * or (draining) it has any verdict at all, since nothing is run again while closing.
+     */
+    private static boolean settles(Verdict verdict, Instant now, boolean draining) {
+        return verdict != null && (draining || (!verdict.rerun() && !verdict.at().isAfter(now)));
+    }
+
+    /**
+     * Acknowledges the last poll's records: settled ones for good, running ones RENEW. While
+     * {@code draining}, records waiting for a re-run or a later release are released now; at the
+     * {@code close}, every record not settled is released, running or not.
+     */
+    private void acknowledgeFlight(Instant now, boolean draining, boolean close) {
+        for (Held h : flight) {
+            Verdict verdict = h.verdict;
+            AcknowledgeType type;
+            if (settles(verdict, now, false)) {
+                type = verdict.type();
+            } else if (close || settles(verdict, now, draining)) {
+                type = AcknowledgeType.RELEASE;
+                if (lastDelivery(h)) {
+                    LOG.warn("{} was on its last delivery ({} = {}) when the consumer closed: the broker archives it "
+                            + "without a dead letter", h.id, DeliveryLimit.GROUP_SETTING,
+                            settings.deliveryLimit());
+                }
+            } else {
+                type = AcknowledgeType.RENEW;
+            }
+            try {
+                consumer.acknowledge(h.record, type);
+            } catch (IllegalStateException e) {
+                // The client no longer holds it (its lock was lost): it is the group's again.
+                LOG.warn("could not acknowledge {} as {} ({}); it will be delivered again", h.id, type, e.getMessage());
+                held.remove(h.id);
+                continue;
+            }
+            if (type != AcknowledgeType.RENEW) {
+                held.remove(h.id);
+            }
+        }
+        flight.clear();
+    }
+
+    private boolean lastDelivery(Held h) {
+        return h.deliveries >= settings.deliveryLimit();
+    }
+
+    private static int deliveries(ConsumerRecord<?, ?> record) {
+        return record.deliveryCount().map(Short::intValue).orElse(1);
+    }
+
+    /** Records of a poll: new ones start, renewed ones (still held) rejoin the flight. */
+    private void take(ConsumerRecords<byte[], byte[]> polled, Instant now, boolean draining) {
+        if (polled.isEmpty()) {
+            return;
+        }
+        flightStarted = now;
+        List<Held> fresh = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> record : polled) {
+            Id id = Id.of(record);
+            Held h = held.get(id);
+            if (h != null && h.deliveries != deliveries(record)) {
+                // Not our renewed record coming back: its lock expired and this is a new delivery, whose
+                // verdict (and whether it is the last) is its own. A run of the old one still going on
+                // holds the key: the new one finds it busy.
+                h = null;
+            }
+            if (h == null) {
+                h = new Held(record);
+                held.put(id, h);
+                if (draining) {
+                    // Closing: not started, handed straight back.
+                    h.verdict = new Verdict(AcknowledgeType.RELEASE, now);
+                } else {
+                    fresh.add(h);
+                }
+            }
+            h.record = record;
+            h.returned = now;
+            flight.add(h);
+        }
+        start(fresh);
+    }
+
+    private void rerunDue(Instant now) {
+        List<Held> due = new ArrayList<>();
+        for (Held h : held.values()) {
+            Verdict verdict = h.verdict;
+            if (verdict != null && verdict.rerun() && !verdict.at().isAfter(now)) {
+                h.verdict = null;
+                due.add(h);
+            }
+        }
+        start(due);
+    }
+
+    /** Claims the records' keys in one round trip and runs them on the workers. */
+    private void start(List<Held> records) {
+        if (records.isEmpty()) {
+            return;
+        }
+        List<Envelope> envelopes = new ArrayList<>(records.size());
+        for (Held h : records) {
+            ConsumerRecord<byte[], byte[]> record = h.record;
+            envelopes.add(KafkaEnvelopes.of(record, h.deliveries));
+        }
+        running.addAndGet(records.size());
+        workers.execute(() -> runBatch(records, envelopes));
+    }
+
+    private void runBatch(List<Held> records, List<Envelope> envelopes) {
+        Batch<T> batch;
+        try {
+            batch = processor.open(envelopes);
+        } catch (RuntimeException | Error e) {
+            if (KafkaFailures.isCrash(e)) {
+                records.forEach(h -> decide(h, null));
+                ended(records.size());
+                crashed(e);
+                return;
+            }
+            // Nothing is claimed: the records are held (not released: no run happened) and tried again.
+            Instant again = settings.clock().instant().plusSeconds(1);
+            records.forEach(h -> decide(h, new Verdict(null, again)));
+            ended(records.size());
+            LOG.error("could not claim the keys of {} record(s); trying again in a second", records.size(), e);
+            events.failed(e, false);
+            return;
+        }
+        AtomicInteger left = new AtomicInteger(records.size());
+        for (int i = 0; i < records.size(); i++) {
+            int index = i;
+            workers.execute(() -> {
+                try {
+                    runOne(batch, records.get(index), index);
+                } finally {
+                    if (left.decrementAndGet() == 0) {
+                        try {
+                            batch.close();
+                        } finally {
+                            // Only now: the processor may close once the batch's completion is sent.
+                            ended(records.size());
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    private void runOne(Batch<T> batch, Held h, int index) {
+        if (crash != null) {
+            decide(h, null);
+            return;
+        }
+        Outcome outcome;
+        try {
+            outcome = batch.process(index);
+        } catch (RuntimeException | Error e) {
+            if (KafkaFailures.isCrash(e)) {
+                decide(h, null);
+                try {
+                    batch.abandon();
+                } finally {
+                    crashed(e);
+                }
+                return;
+            }
+            // The core let it escape (a handler Error, a codec returning null): this record's failure.
+            // Its claim is neither completed nor released, so it comes back when its lease ends.
+            decide(h, failed(h, processor.lease()));
+            LOG.error("{} escaped Idem's processing of {}; treating it as this record's failure", e.getClass().getName(),
+                    h.id, e);
+            events.failed(e, false);
+            return;
+        }
+        Disposition disposition = outcome.disposition();
+        if (disposition.acknowledges()) {
+            decide(h, new Verdict(AcknowledgeType.ACCEPT, Instant.EPOCH));
+        } else if (outcome instanceof Outcome.Retrying) {
+            decide(h, failed(h, disposition.delay()));
+        } else {
+            // Busy or Deferred: no run happened, and a release would spend one of the record's
+            // deliveries. Held (its lock renewed) and tried again after the delay.
+            Duration delay = disposition.delay();
+            if (outcome instanceof Outcome.Busy && delay.compareTo(BUSY_HOLD_MAX) > 0) {
+                delay = BUSY_HOLD_MAX;
+            }
+            decide(h, new Verdict(null, settings.clock().instant().plus(delay)));
+        }
+    }
+
+    /**
+     * A failed run: released after the backoff, so the broker counts the delivery; on the broker's
+     * last delivery, held and run again here instead, because a release then would be archived.
+     */
+    private Verdict failed(Held h, Duration delay) {
+        Instant at = settings.clock().instant().plus(delay);
+        return lastDelivery(h) ? new Verdict(null, at) : new Verdict(AcknowledgeType.RELEASE, at);
+    }
+
+    /** A run ended with this verdict (null: none, after a crash); the poll thread acts on it. */
+    private void decide(Held h, Verdict verdict) {
+        h.verdict = verdict;
+        changed.release();
+    }
+
+    /** Records whose batch is closed: when none runs any more, the processor may close. */
+    private void ended(int records) {
+        if (running.addAndGet(-records) == 0) {
+            synchronized (running) {
+                running.notifyAll();
+            }
+        }
+    }
+
+    private void crashed(Throwable e) {
+        crash = e;
+        changed.release();
+    }
+
+    private void whenIdle(Runnable action) {
+        Thread waiter = new Thread(() -> {
+            synchronized (running) {
+                while (running.get() > 0) {
+                    try {
+                        running.wait();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
+            }
+            action.run();
+        }, "idem-kafka-share-release");
+        waiter.setDaemon(true);
+        waiter.start();
+    }
+
+    /**
+     * Stop: nothing new starts and nothing is run again; running records may finish within the close
+     * timeout (their locks renewed meanwhile); then what finished is acknowledged and the rest released.
+     */
+    private void drain() throws InterruptedException {
+        long deadline = System.nanoTime() + settings.closeTimeout().toNanos();
+        while (System.nanoTime() < deadline && crash == null && (anyRunning() || held.size() > flight.size())) {
+            cycle(true);
+        }
+        acknowledgeFlight(settings.clock().instant(), true, true);
+        consumer.commitSync(settings.closeTimeout());
+        if (!held.isEmpty()) {
+            LOG.info("closing with {} record(s) renewed and not yet returned, or still running: the broker delivers "
+                    + "them again when their locks expire, and Idem finds them done or busy", held.size());
+        }
+    }
+
+    /** Whether a record this loop still holds is running (one the broker took back does not count). */
+    private boolean anyRunning() {
+        for (Held h : held.values()) {
+            if (h.running()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Told by the client, on this thread, how acknowledgements went. */
+    private void acknowledged(Map<TopicIdPartition, Set<Long>> offsets, Exception failure) {
+        if (failure == null) {
+            return;
+        }
+        LOG.warn("the broker refused acknowledgements of {} ({}); those records will be delivered again", offsets,
+                failure.toString());
+        offsets.forEach((partition, set) -> set.forEach(offset ->
+                refused.add(new Id(partition.topic(), partition.partition(), offset))));
+    }
+
+    private void forgetRefused() {
+        for (Id id = refused.poll(); id != null; id = refused.poll()) {
+            Held h = held.get(id);
+            // A record still running stays counted; its outcome is then simply not acknowledged.
+            if (h != null && !flight.contains(h)) {
+                held.remove(id);
+            }
+        }
+    }
+}
