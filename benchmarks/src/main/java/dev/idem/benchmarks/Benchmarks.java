@@ -48,12 +48,15 @@ public final class Benchmarks {
 
             List<Result> results = new ArrayList<>();
             List<Latency> latencies = new ArrayList<>();
-            KafkaBroker kafka = plan.runs("kafka") || plan.runs("pg")
+            KafkaBroker kafka = plan.runs("kafka") || plan.runs("share") || plan.runs("pg")
                     ? (KafkaBroker) started(fixtures, KafkaBroker.class) : null;
             if (plan.runs("kafka")) {
                 KafkaBench kafkaBench = new KafkaBench(kafka, redisson, plan);
                 results.addAll(kafkaBench.throughput());
                 latencies.addAll(kafkaBench.latency());
+            }
+            if (plan.runs("share")) {
+                results.addAll(new ShareBench(kafka, redisson, plan).throughput());
             }
             if (plan.runs("rocketmq")) {
                 RocketMqBroker rocketMq = (RocketMqBroker) started(fixtures, RocketMqBroker.class);
@@ -106,7 +109,8 @@ public final class Benchmarks {
         document.put("runAt", Instant.now().toString());
         document.put("cores", Runtime.getRuntime().availableProcessors());
         document.put("plan", Map.of("quick", plan.quick(), "kafkaMessages", plan.kafkaMessages(),
-                "rocketMqMessages", plan.rocketMqMessages(), "pgOrders", plan.pgOrders(),
+                "rocketMqMessages", plan.rocketMqMessages(), "shareMessages", plan.shareMessages(),
+                "pgOrders", plan.pgOrders(),
                 "limitSeconds", plan.limit().toSeconds(), "rounds", plan.rounds(),
                 "steadySeconds", plan.steady().toSeconds(), "steadyRate", plan.steadyRate()));
         document.put("throughput", results.stream().map(r -> {

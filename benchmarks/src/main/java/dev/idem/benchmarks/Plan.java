@@ -8,10 +8,11 @@ import java.time.Duration;
  * the variants (raw, idem, naive, raw, ...) after one warm-up round that is not reported.
  *
  * @param quick            a short run for development ({@code --quick}); not for the results file
- * @param only             {@code kafka}, {@code rocketmq} or {@code pg} to run one part only ({@code --only=kafka},
+ * @param only             {@code kafka}, {@code rocketmq}, {@code share} or {@code pg} to run one part only ({@code --only=kafka},
  *                         development), or null for all
  * @param kafkaMessages    records on the Kafka topic
  * @param rocketMqMessages messages on the RocketMQ topic
+ * @param shareMessages    records on the topic the Kafka share groups read
  * @param pgOrders         orders on each topic of the PostgreSQL table (sent once, or three times)
  * @param limit            longest a variant runs in a measured round
  * @param warmUp           longest a variant runs in the warm-up round
@@ -19,7 +20,8 @@ import java.time.Duration;
  * @param steady           how long each steady-rate latency run sends
  * @param steadyRate       messages per second of the latency runs
  */
-record Plan(boolean quick, String only, int kafkaMessages, int rocketMqMessages, int pgOrders, Duration limit,
+record Plan(boolean quick, String only, int kafkaMessages, int rocketMqMessages, int shareMessages, int pgOrders,
+            Duration limit,
             Duration warmUp, int rounds, Duration steady, int steadyRate) {
 
     // The PostgreSQL table: the slowest variant (about 4,000 msg/s on 2 cores) takes 5 s for the topic
@@ -28,16 +30,16 @@ record Plan(boolean quick, String only, int kafkaMessages, int rocketMqMessages,
     private static final int PG_ORDERS = 20_000;
 
     static Plan full() {
-        return new Plan(false, null, 1_000_000, 1_000_000, PG_ORDERS, Duration.ofSeconds(10), Duration.ofSeconds(3), 3,
+        return new Plan(false, null, 1_000_000, 1_000_000, 1_000_000, PG_ORDERS, Duration.ofSeconds(10), Duration.ofSeconds(3), 3,
                 Duration.ofSeconds(10), 1_000);
     }
 
     static Plan quickRun() {
-        return new Plan(true, null, 100_000, 50_000, 5_000, Duration.ofSeconds(2), Duration.ofSeconds(1), 1,
+        return new Plan(true, null, 100_000, 50_000, 50_000, 5_000, Duration.ofSeconds(2), Duration.ofSeconds(1), 1,
                 Duration.ofSeconds(3), 1_000);
     }
 
-    /** From the command line: nothing for the full run, {@code --quick}, {@code --only=kafka|rocketmq|pg}. */
+    /** From the command line: nothing for the full run, {@code --quick}, {@code --only=kafka|rocketmq|share|pg}. */
     static Plan of(String[] args) {
         Plan plan = full();
         for (String arg : String.join(" ", args).trim().split("\\s+")) {
@@ -46,21 +48,23 @@ record Plan(boolean quick, String only, int kafkaMessages, int rocketMqMessages,
             }
             if (arg.equals("--quick")) {
                 Plan quick = quickRun();
-                plan = new Plan(true, plan.only(), quick.kafkaMessages(), quick.rocketMqMessages(), quick.pgOrders(),
+                plan = new Plan(true, plan.only(), quick.kafkaMessages(), quick.rocketMqMessages(),
+                        quick.shareMessages(), quick.pgOrders(),
                         quick.limit(), quick.warmUp(), quick.rounds(), quick.steady(), quick.steadyRate());
-            } else if (arg.equals("--only=kafka") || arg.equals("--only=rocketmq") || arg.equals("--only=pg")) {
+            } else if (arg.equals("--only=kafka") || arg.equals("--only=rocketmq") || arg.equals("--only=share")
+                    || arg.equals("--only=pg")) {
                 plan = new Plan(plan.quick(), arg.substring("--only=".length()), plan.kafkaMessages(),
-                        plan.rocketMqMessages(), plan.pgOrders(), plan.limit(), plan.warmUp(), plan.rounds(),
+                        plan.rocketMqMessages(), plan.shareMessages(), plan.pgOrders(), plan.limit(), plan.warmUp(), plan.rounds(),
                         plan.steady(), plan.steadyRate());
             } else {
                 throw new IllegalArgumentException("bench.args: unknown argument '" + arg
-                        + "'; expected --quick or --only=kafka|rocketmq|pg");
+                        + "'; expected --quick or --only=kafka|rocketmq|share|pg");
             }
         }
         return plan;
     }
 
-    /** Whether this run includes {@code part}: kafka, rocketmq or pg. */
+    /** Whether this run includes {@code part}: kafka, rocketmq, share or pg. */
     boolean runs(String part) {
         return only == null || only.equals(part);
     }

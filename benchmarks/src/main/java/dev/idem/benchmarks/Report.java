@@ -82,7 +82,7 @@ final class Report {
                 Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"), plan.quick() || plan.only() != null
                         ? " **A partial or quick run: not the results of record.**" : ""));
-        if (!brokers().isEmpty()) {
+        if (!throughputBrokers().isEmpty()) {
             brokers(out);
         }
         if (plan.runs("pg")) {
@@ -123,11 +123,14 @@ final class Report {
                         + "RocketMQ messages) from the start with a new group, until it has all of them or has run "
                         + "%d s; %d round(s) interleaving raw, idem, naive after a warm-up round that is not "
                         + "reported. Idem runs in Redis-only mode with a handler that does nothing, so the figures "
-                        + "are Idem's own cost.%n%n", plan.kafkaMessages(), plan.rocketMqMessages(),
+                        + "are Idem's own cost. kafka-share: a share group of one member on the Kafka broker "
+                        + "(%,d records), raw and naive accepting implicitly, Idem's share consumer accepting each "
+                        + "record by its outcome.%n%n", plan.kafkaMessages(), plan.rocketMqMessages(),
+                plan.shareMessages(),
                 plan.limit().toSeconds(), plan.rounds()));
         out.append("| broker | variant | msg/s median | min | max | × raw median (min–max) "
                 + "| Redis round trips/msg | Redis commands/msg |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
-        for (String broker : brokers()) {
+        for (String broker : throughputBrokers()) {
             for (String variant : List.of("raw", "idem", "naive")) {
                 Spread rate = spread(broker, variant, Result::perSecond);
                 Spread ratio = ratio(broker, variant, "raw");
@@ -197,6 +200,15 @@ final class Report {
 
     private List<String> brokers() {
         return List.of("kafka", "rocketmq").stream().filter(plan::runs).toList();
+    }
+
+    /** The brokers of the throughput table: those with latency runs, and the share groups. */
+    private List<String> throughputBrokers() {
+        List<String> brokers = new ArrayList<>(brokers());
+        if (plan.runs("share")) {
+            brokers.add(Math.min(1, brokers.size()), "kafka-share");
+        }
+        return brokers;
     }
 
     private static void target(StringBuilder out, String name, double measured, double limit, boolean atLeast) {
