@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * 0032): applied, duplicate and dead-lettered records are accepted; a failed run is released after
  * its backoff (the broker counts that delivery); a busy or deferred record is held, its lock
  * renewed, and tried again here, since releasing it would spend a delivery on no run. On a record's
- * last delivery nothing is released: Idem settles it, so the broker never archives a record Idem
- * has not dead-lettered. A handler longer than the acquisition lock keeps it by renewal.
+ * last delivery nothing is released while the member runs: Idem settles it, so the broker archives
+ * no record Idem has not dead-lettered, unless the member crashes or closes holding it (logged).
+ * A handler longer than the acquisition lock keeps it by renewal.
  *
  * <pre>{@code
  * IdemKafkaShareConsumer<Order> consumer = IdemKafkaShareConsumer.builder(shareConfig, processorBuilder)
