@@ -126,8 +126,7 @@ final class Report {
                         + "are Idem's own cost. kafka-share: a share group of one member on the Kafka broker "
                         + "(%,d records), raw and naive accepting implicitly, Idem's share consumer accepting each "
                         + "record by its outcome.%n%n", plan.kafkaMessages(), plan.rocketMqMessages(),
-                plan.shareMessages(),
-                plan.limit().toSeconds(), plan.rounds()));
+                plan.limit().toSeconds(), plan.rounds(), plan.shareMessages()));
         out.append("| broker | variant | msg/s median | min | max | × raw median (min–max) "
                 + "| Redis round trips/msg | Redis commands/msg |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
         for (String broker : throughputBrokers()) {
@@ -139,6 +138,9 @@ final class Report {
                         ratio.max(), spread(broker, variant, Result::roundTripsPerMessage).median(),
                         spread(broker, variant, Result::commandsPerMessage).median()));
             }
+        }
+        if (latencies.isEmpty()) {
+            return;
         }
         out.append(String.format(Locale.ROOT, "%nLatency at a steady %,d msg/s for %d s (after %d warm-up messages), "
                         + "from just before the send to the end of the handler, ms:%n%n", plan.steadyRate(),
