@@ -77,6 +77,7 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
     private final Duration closeTimeout;
     private final List<String> topics;
     private final Clock clock;
+    private final int id;
     private final Consumer<Throwable> onFailure;
     private final AtomicBoolean released = new AtomicBoolean();
     private volatile State state = State.NEW;
@@ -107,7 +108,7 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
             composed.close();
             throw e;
         }
-        int id = INSTANCES.incrementAndGet();
+        this.id = INSTANCES.incrementAndGet();
         this.workers = Executors.newFixedThreadPool(b.concurrency, task -> {
             Thread thread = new Thread(task, "idem-kafka-share-" + id + "-worker");
             thread.setDaemon(true);
@@ -149,7 +150,7 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
         state = State.STARTING;
         loop = new ShareLoop<>(consumer, composed.processor(), workers,
                 new ShareLoop.Settings(topics, limit, closeTimeout, clock), new Events(), this::release);
-        pollThread = new Thread(loop, "idem-kafka-share-" + INSTANCES.get() + "-poll");
+        pollThread = new Thread(loop, "idem-kafka-share-" + id + "-poll");
         pollThread.start();
     }
 
