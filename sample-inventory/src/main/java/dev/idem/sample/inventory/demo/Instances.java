@@ -7,6 +7,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,6 +32,9 @@ final class Instances implements AutoCloseable {
     private final Map<String, Process> processes = new LinkedHashMap<>();
     private final Map<String, Integer> ports = new LinkedHashMap<>();
     private final Map<String, Integer> incarnations = new LinkedHashMap<>();
+    private final Map<String, Path> logs = new LinkedHashMap<>();
+    // Each run's logs get names of their own: a second run in the same folder keeps the first's.
+    private final String run = Long.toString(System.currentTimeMillis() % 1_000_000_000L, 36);
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     Instances(Path dir, Map<String, String> properties) {
@@ -58,19 +62,29 @@ final class Instances implements AutoCloseable {
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(Application.class.getName());
-        Path log = dir.resolve("instance-" + name + "-" + incarnation + ".log");
+        Path log = dir.resolve("instance-" + name + "-" + incarnation + "-" + run + ".log");
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         processes.put(name, process);
         ports.put(name, port);
+        logs.put(name, log);
         return process.pid();
     }
 
     /** Waits until the instance answers {@code GET /stats}: its listeners started before its HTTP server. */
-    void awaitReady(String name) throws InterruptedException {
+    void awaitReady(String name) throws InterruptedException, IOException {
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        boolean startedAgain = false;
         while (stats(name) == null) {
             if (!processes.get(name).isAlive()) {
-                throw new IllegalStateException("instance " + name + " ended at start; see its log in " + dir);
+                // The free port was picked before the instance bound it, and on a busy machine an
+                // outgoing connection can take it meanwhile: one more start, on another port.
+                if (!startedAgain && portTaken(logs.get(name))) {
+                    startedAgain = true;
+                    start(name);
+                    continue;
+                }
+                throw new IllegalStateException("instance " + name + " ended at start; its log "
+                        + logs.get(name) + " ends with:\n" + tail(logs.get(name), 30));
             }
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("instance " + name + " not ready after " + READY_TIMEOUT + "; see " + dir);
@@ -139,6 +153,16 @@ final class Instances implements AutoCloseable {
 
     private void destroyAll() {
         processes.values().forEach(Process::destroyForcibly);
+    }
+
+    private static String tail(Path log, int lines) throws IOException {
+        List<String> all = Files.exists(log) ? Files.readAllLines(log) : List.of();
+        return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    }
+
+    private static boolean portTaken(Path log) throws IOException {
+        String text = Files.exists(log) ? Files.readString(log) : "";
+        return text.contains("BindException") || text.contains("Address already in use");
     }
 
     private static int freePort() throws IOException {
