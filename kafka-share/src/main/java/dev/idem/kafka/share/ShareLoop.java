@@ -124,12 +124,14 @@ final class ShareLoop<T> implements Runnable {
     // Acknowledgements the broker refused (the lock had expired): those records are no longer ours.
     private final Queue<Id> refused = new ConcurrentLinkedQueue<>();
     private final AtomicInteger running = new AtomicInteger();
+    // Set once the poll thread has closed the client: the last batch to close then releases the rest.
+    private volatile boolean ended;
     private volatile boolean stopping;
     private volatile Throwable crash;
     private Instant flightStarted;
     private boolean joined;
 
-    /** @param release closes the processor and publishers; run once, when no record runs any more */
+    /** @param release closes the processor and publishers (idempotent); run once no record runs any more */
     ShareLoop(ShareConsumer<byte[], byte[]> consumer, IdempotentProcessor<T> processor, Executor workers,
               Settings settings, Events events, Runnable release) {
         this.consumer = consumer;
@@ -178,13 +180,12 @@ final class ShareLoop<T> implements Runnable {
             } catch (RuntimeException e) {
                 LOG.warn("closing the Kafka share consumer for {} failed", settings.topics(), e);
             }
-            if (running.get() == 0) {
-                release.run();
-            } else {
+            ended = true;
+            if (running.get() > 0) {
                 LOG.warn("{} record(s) still running after {}; lease renewal and the dead-letter producer are "
                         + "closed when they end", running.get(), settings.closeTimeout());
-                whenIdle(release);
             }
+            releaseWhenIdle();
             events.ended();
         }
     }
@@ -446,34 +447,20 @@ final class ShareLoop<T> implements Runnable {
 
     /** Records whose batch is closed: when none runs any more, the processor may close. */
     private void ended(int records) {
-        if (running.addAndGet(-records) == 0) {
-            synchronized (running) {
-                running.notifyAll();
-            }
+        running.addAndGet(-records);
+        releaseWhenIdle();
+    }
+
+    /** Closes the processor and publishers when the client is closed and no batch is open (release runs once). */
+    private void releaseWhenIdle() {
+        if (ended && running.get() == 0) {
+            release.run();
         }
     }
 
     private void crashed(Throwable e) {
         crash = e;
         changed.release();
-    }
-
-    private void whenIdle(Runnable action) {
-        Thread waiter = new Thread(() -> {
-            synchronized (running) {
-                while (running.get() > 0) {
-                    try {
-                        running.wait();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        return;
-                    }
-                }
-            }
-            action.run();
-        }, "idem-kafka-share-release");
-        waiter.setDaemon(true);
-        waiter.start();
     }
 
     /**

@@ -3,7 +3,6 @@ package dev.idem.micronaut.internal;
 import io.micronaut.context.env.Environment;
 import io.micronaut.context.exceptions.ConfigurationException;
 import io.micronaut.core.annotation.AnnotationMetadata;
-import io.micronaut.core.annotation.AnnotationValue;
 import java.lang.annotation.Annotation;
 import io.micronaut.core.util.StringUtils;
 import java.time.Duration;
@@ -41,9 +40,7 @@ public final class Settings {
      */
     public Optional<String> annotationText(AnnotationMetadata metadata, Class<? extends Annotation> annotation,
                                            String member) {
-        Optional<AnnotationValue<? extends Annotation>> value = metadata.findAnnotation(annotation)
-                .map(v -> (AnnotationValue<? extends Annotation>) v);
-        Object raw = value.map(v -> v.getValues().get(member)).orElse(null);
+        Object raw = metadata.findAnnotation(annotation).map(v -> v.getValues().get(member)).orElse(null);
         if (raw instanceof String[] many) {
             raw = many.length == 0 ? null : many[0];
         }
