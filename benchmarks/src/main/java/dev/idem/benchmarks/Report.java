@@ -89,7 +89,7 @@ final class Report {
             postgres(out);
         }
         out.append(String.format(Locale.ROOT, "%nRedis memory per done key: %.0f bytes (MEMORY USAGE over %d keys, "
-                + "key names of %d characters).%n%n", memory.bytesPerKey(), memory.sampled(), memory.keyLength()));
+                + "key names of %d characters, with their share of a batch record of 32 keys).%n%n", memory.bytesPerKey(), memory.sampled(), memory.keyLength()));
         out.append("| target | measured | met |\n|---|---:|---|\n");
         if (plan.runs("kafka")) {
             target(out, "Kafka: Idem ≥ 0.5× raw (median of rounds)", ratio("kafka", "idem", "raw").median(), KAFKA_VS_RAW,

@@ -11,6 +11,7 @@ import dev.idem.core.spi.FailureCount;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -19,6 +20,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.options.KeysScanOptions;
@@ -27,11 +29,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Claim records in Redis: one short string per key (the one-byte {@code D} once done), every
- * change made by one Lua script, every time taken from Redis {@code TIME}. A fresh claim costs Redis
- * one {@code SET NX}, its completion one {@code SET GET}. Batches take one round trip per Redis
- * node; on a cluster their keys are grouped by hash slot. Also the operator's side
- * ({@link ClaimAdmin}). Thread-safe.
+ * Claim records in Redis: one short string per key, every change made by one Lua script, every time
+ * taken from Redis {@code TIME}. A fresh claim costs Redis one {@code SET NX} of a 12-byte compact
+ * record naming its batch; a batch whose keys all complete together is completed by one write to
+ * its batch record, and any other change rewrites a key as a full record (docs/decisions/0033).
+ * Batches take one round trip per Redis node; on a cluster their keys are grouped by hash slot, each
+ * slot with its own batch record. Also the operator's side ({@link ClaimAdmin}). Thread-safe.
  *
  * <p>Needs Redis 6.2 or newer ({@code SET ... GET}, {@code KEEPTTL}). Redis must run with
  * {@code maxmemory-policy noeviction}: an evicted record is a lost claim. {@link Builder#build()}
@@ -42,12 +45,20 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     private static final Logger LOG = LoggerFactory.getLogger(RedisClaimStore.class);
     // Keys listed per SCAN call by the operator's listings.
     private static final int SCAN_COUNT = 1_000;
+    // Fewest keys of one slot in a claim call for which a batch record pays: below, its two writes
+    // and its memory cost more than they save (full records instead).
+    static final int MIN_COMPACT_BATCH = 8;
+    // A batch record completes only within this time of its claim (or twice the lease, if longer):
+    // its keys live the done window longer than that, so a batch completed later is completed key by key.
+    private static final long COMPLETE_WITHIN = Duration.ofHours(1).toMillis();
 
     private final RedissonClient redisson;
     private final RedisScripts scripts;
     private final String prefix;
     private final long doneWindowMillis;
     private final long attemptsWindowMillis;
+    private final CompactClaims compact = new CompactClaims();
+    private final int minCompactBatch;
 
     private RedisClaimStore(Builder b) {
         this.redisson = b.redisson;
@@ -55,6 +66,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         this.prefix = b.keyPrefix;
         this.doneWindowMillis = b.doneWindow.toMillis();
         this.attemptsWindowMillis = b.attemptsWindow.toMillis();
+        this.minCompactBatch = b.minCompactBatch;
     }
 
     /**
@@ -104,19 +116,69 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         return prefix + "epoch" + (slot < 0 ? "" : Slots.tag(slot));
     }
 
+    /** The prefix of a slot group's batch records. */
+    private String batchPrefix(int slot) {
+        return prefix + "batch" + (slot < 0 ? "" : Slots.tag(slot)) + ":";
+    }
+
+    private int slotOf(String redisKey) {
+        return scripts.cluster() ? Slots.of(redisKey) : -1;
+    }
+
+    /** An operation's arguments, ended as every operation's are: attempts window, batch prefix. */
+    private List<Object> args(int slot, Object... args) {
+        List<Object> all = new ArrayList<>(args.length + 2);
+        all.addAll(List.of(args));
+        all.add(Long.toString(attemptsWindowMillis));
+        all.add(batchPrefix(slot));
+        return all;
+    }
+
+    private <R> R one(String redisKey, RScript.ReturnType type, Object... args) {
+        return scripts.one(redisKey, type, args(slotOf(redisKey), args).toArray());
+    }
+
+    /** A per-key change by {@code owner}: once Redis answered, the key is no longer compact. */
+    private <R> R change(IdempotencyKey key, String owner, RScript.ReturnType type, Object... args) {
+        String redisKey = redisKey(key);
+        R reply = one(redisKey, type, args);
+        compact.changed(redisKey, owner);
+        return reply;
+    }
+
     @Override
     public List<Claim> claim(List<ClaimRequest> requests, String owner, Duration lease) {
         List<String> keys = requests.stream().map(r -> redisKey(r.key())).toList();
+        long window = Math.max(attemptsWindowMillis, lease.toMillis() * 2);
+        Map<Integer, String> batchRecords = new ConcurrentHashMap<>();
         List<Object> replies = scripts.many(keys, (slot, group) -> {
-            List<Object> args = new ArrayList<>(List.of("claim", owner, Long.toString(lease.toMillis()),
-                    Long.toString(Math.max(attemptsWindowMillis, lease.toMillis() * 2))));
+            String id = group.size() >= minCompactBatch ? BatchIds.next() : "";
+            batchRecords.put(slot, batchPrefix(slot) + id);
+            List<Object> claimArgs = new ArrayList<>(List.of("claim", owner, Long.toString(lease.toMillis()),
+                    Long.toString(window), Long.toString(doneWindowMillis + Math.max(COMPLETE_WITHIN, lease.toMillis() * 2)),
+                    id));
             for (int i : group) {
                 ClaimRequest request = requests.get(i);
-                args.add(Integer.toString(request.attemptFloor()));
-                args.add(Long.toString(request.bornAt() == null ? 0 : request.bornAt().toEpochMilli()));
+                claimArgs.add(Integer.toString(request.attemptFloor()));
+                claimArgs.add(Long.toString(request.bornAt() == null ? 0 : request.bornAt().toEpochMilli()));
             }
-            return new RedisScripts.Extra(List.of(epochKey(slot)), args);
+            return new RedisScripts.Extra(List.of(epochKey(slot), batchRecords.get(slot)),
+                    args(slot, claimArgs.toArray()));
         });
+        Map<Integer, List<String>> compactBySlot = new HashMap<>();
+        List<String> full = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            String reply = (String) replies.get(i);
+            if (reply.startsWith("c:")) {
+                compactBySlot.computeIfAbsent(slotOf(keys.get(i)), s -> new ArrayList<>()).add(keys.get(i));
+                replies.set(i, "C" + reply.substring(1));
+            } else {
+                full.add(keys.get(i));
+            }
+        }
+        compactBySlot.forEach((slot, compactKeys) -> compact.claimed(batchRecords.get(slot), owner, compactKeys));
+        // After: a key answered twice in one call (compact, then claimed again) is a full record.
+        full.forEach(key -> compact.changed(key, owner));
         List<Claim> claims = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
             Claim claim = ClaimRecords.claim(requests.get(i).key(), (String) replies.get(i));
@@ -132,8 +194,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
 
     @Override
     public boolean count(IdempotencyKey key, String owner, Duration lease) {
-        return yes(scripts.one(redisKey(key), RScript.ReturnType.INTEGER, "count", owner,
-                Long.toString(lease.toMillis())));
+        return yes(change(key, owner, RScript.ReturnType.INTEGER, "count", owner, Long.toString(lease.toMillis())));
     }
 
     @Override
@@ -144,7 +205,21 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     @Override
     public CompletableFuture<Set<IdempotencyKey>> renewAsync(Collection<IdempotencyKey> keys, String owner,
                                                             Duration lease) {
-        return refusedAsync(keys, RedisScripts.Extra.args("renew", owner, Long.toString(lease.toMillis())));
+        List<IdempotencyKey> ordered = List.copyOf(keys);
+        return scripts.manyAsync(ordered.stream().map(this::redisKey).toList(),
+                        (slot, group) -> new RedisScripts.Extra(List.of(),
+                                args(slot, "renew", owner, Long.toString(lease.toMillis()))))
+                .thenApply(replies -> refused(ordered, replies));
+    }
+
+    private static Set<IdempotencyKey> refused(List<IdempotencyKey> keys, List<Object> replies) {
+        Set<IdempotencyKey> refused = new HashSet<>();
+        for (int i = 0; i < keys.size(); i++) {
+            if (((Number) replies.get(i)).longValue() != 1) {
+                refused.add(keys.get(i));
+            }
+        }
+        return refused;
     }
 
     @Override
@@ -152,26 +227,57 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         return join(completeAsync(keys, owner));
     }
 
+    /**
+     * Completes batches whose compact keys all complete now by one write to their batch record, the
+     * other keys one by one; a batch record refused (another owner took one of its keys over) has
+     * its keys completed one by one, in a second round trip.
+     */
     @Override
     public CompletableFuture<Set<IdempotencyKey>> completeAsync(Collection<IdempotencyKey> keys, String owner) {
-        return refusedAsync(keys, RedisScripts.Extra.args("complete", owner, Long.toString(doneWindowMillis),
-                Long.toString(attemptsWindowMillis)));
+        Map<String, IdempotencyKey> byRedisKey = new HashMap<>();
+        keys.forEach(key -> byRedisKey.put(redisKey(key), key));
+        CompactClaims.Plan plan = compact.plan(byRedisKey.keySet(), owner);
+        List<String> records = List.copyOf(plan.batches().keySet());
+        return completeAsync(plan.single(), records, owner).thenCompose(replies -> {
+            Set<IdempotencyKey> refused = new HashSet<>();
+            for (int i = 0; i < plan.single().size(); i++) {
+                if (((Number) replies.get(i)).longValue() != 1) {
+                    refused.add(byRedisKey.get(plan.single().get(i)));
+                }
+            }
+            List<String> again = new ArrayList<>();
+            for (int i = 0; i < records.size(); i++) {
+                if (((Number) replies.get(plan.single().size() + i)).longValue() != 1) {
+                    again.addAll(plan.batches().get(records.get(i)));
+                }
+            }
+            if (again.isEmpty()) {
+                return CompletableFuture.completedFuture(refused);
+            }
+            return completeAsync(again, List.of(), owner).thenApply(more -> {
+                for (int i = 0; i < again.size(); i++) {
+                    if (((Number) more.get(i)).longValue() != 1) {
+                        refused.add(byRedisKey.get(again.get(i)));
+                    }
+                }
+                return refused;
+            });
+        });
     }
 
-    /** Runs a per-key operation answering 1 (done) or 0 (refused); never blocks the caller. */
-    private CompletableFuture<Set<IdempotencyKey>> refusedAsync(Collection<IdempotencyKey> keys,
-                                                               RedisScripts.Extra args) {
-        List<IdempotencyKey> ordered = List.copyOf(keys);
-        return scripts.manyAsync(ordered.stream().map(this::redisKey).toList(), (slot, group) -> args)
-                .thenApply(replies -> {
-                    Set<IdempotencyKey> refused = new HashSet<>();
-                    for (int i = 0; i < ordered.size(); i++) {
-                        if (((Number) replies.get(i)).longValue() != 1) {
-                            refused.add(ordered.get(i));
-                        }
-                    }
-                    return refused;
-                });
+    /** One completion call: {@code single} keys one by one, then whole batch {@code records}. */
+    private CompletableFuture<List<Object>> completeAsync(List<String> single, List<String> records, String owner) {
+        List<String> all = new ArrayList<>(single);
+        all.addAll(records);
+        return scripts.manyAsync(all, (slot, group) -> {
+            StringBuilder flags = new StringBuilder(group.size());
+            group.forEach(i -> flags.append(i < single.size() ? 'k' : 'b'));
+            return new RedisScripts.Extra(List.of(), args(slot, "complete", owner, Long.toString(doneWindowMillis),
+                    Long.toString(attemptsWindowMillis), flags.toString(), Long.toString(COMPLETE_WITHIN)));
+        }).thenApply(replies -> {
+            single.forEach(key -> compact.changed(key, owner));
+            return replies;
+        });
     }
 
     private static <R> R join(CompletableFuture<R> future) {
@@ -187,37 +293,38 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
 
     @Override
     public Optional<FailureCount> fail(IdempotencyKey key, String owner, String error) {
-        return ClaimRecords.failureCount(scripts.one(redisKey(key), RScript.ReturnType.VALUE, "fail", owner,
+        return ClaimRecords.failureCount(change(key, owner, RScript.ReturnType.VALUE, "fail", owner,
                 ClaimRecords.text(error), Long.toString(attemptsWindowMillis)));
     }
 
     @Override
     public void release(Collection<IdempotencyKey> keys, String owner) {
-        scripts.many(keys.stream().map(this::redisKey).toList(), (slot, group) -> RedisScripts.Extra.args("release", owner));
+        List<String> redisKeys = keys.stream().map(this::redisKey).toList();
+        scripts.many(redisKeys, (slot, group) -> new RedisScripts.Extra(List.of(), args(slot, "release", owner)));
+        redisKeys.forEach(key -> compact.changed(key, owner));
     }
 
     @Override
     public boolean doom(IdempotencyKey key, String owner, String reason, String error) {
-        return yes(scripts.one(redisKey(key), RScript.ReturnType.INTEGER, "doom", owner, ClaimRecords.text(reason),
+        return yes(change(key, owner, RScript.ReturnType.INTEGER, "doom", owner, ClaimRecords.text(reason),
                 ClaimRecords.text(error)));
     }
 
     @Override
     public boolean postpone(IdempotencyKey key, String owner, Duration delay) {
-        return yes(scripts.one(redisKey(key), RScript.ReturnType.INTEGER, "postpone", owner,
+        return yes(change(key, owner, RScript.ReturnType.INTEGER, "postpone", owner,
                 Long.toString(delay.toMillis())));
     }
 
     @Override
     public boolean deadLetter(IdempotencyKey key, String owner, Duration compensationLease) {
-        return yes(scripts.one(redisKey(key), RScript.ReturnType.INTEGER, "dead", owner,
+        return yes(change(key, owner, RScript.ReturnType.INTEGER, "dead", owner,
                 Long.toString(doneWindowMillis), Long.toString(compensationLease.toMillis())));
     }
 
     @Override
     public boolean recordCompensation(IdempotencyKey key, String owner, String outcome) {
-        return yes(scripts.one(redisKey(key), RScript.ReturnType.INTEGER, "compensated", owner,
-                ClaimRecords.text(outcome)));
+        return yes(one(redisKey(key), RScript.ReturnType.INTEGER, "compensated", owner, ClaimRecords.text(outcome)));
     }
 
     private static boolean yes(Object reply) {
@@ -235,7 +342,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
 
     @Override
     public Optional<ClaimRecord> inspect(IdempotencyKey key) {
-        List<Object> reply = scripts.one(redisKey(key), RScript.ReturnType.MULTI, "inspect");
+        List<Object> reply = one(redisKey(key), RScript.ReturnType.MULTI, "inspect");
         return ClaimRecords.record((String) reply.get(0),
                 Duration.ofMillis(Math.max(0, Long.parseLong((String) reply.get(1)))));
     }
@@ -314,6 +421,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         private Duration doneWindow = Duration.ofDays(7);
         // Failure counts live a day: a message failing less often than that is retried afresh.
         private Duration attemptsWindow = Duration.ofDays(1);
+        private int minCompactBatch = MIN_COMPACT_BATCH;
 
         private Builder(RedissonClient redisson) {
             this.redisson = Objects.requireNonNull(redisson, "redisson");
@@ -334,6 +442,12 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         /** How long attempt and failure counts are kept. Default 1 day. */
         public Builder attemptsWindow(Duration attemptsWindow) {
             this.attemptsWindow = attemptsWindow;
+            return this;
+        }
+
+        /** Tests only: the fewest keys of a slot for compact claims (1 makes every fresh claim compact). */
+        Builder minCompactBatch(int keys) {
+            this.minCompactBatch = keys;
             return this;
         }
 

@@ -87,9 +87,6 @@ final class RedisScripts {
      * @param args the arguments
      */
     record Extra(List<String> keys, List<Object> args) {
-        static Extra args(Object... args) {
-            return new Extra(List.of(), List.of(args));
-        }
     }
 
     /**

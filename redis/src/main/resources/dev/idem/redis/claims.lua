@@ -1,9 +1,14 @@
 -- Idem's claim records (docs/design.md, "The claim record"), one script for every operation:
 -- ARGV[1] names it.
 --
--- A record is one string, so a fresh claim is a single SET NX, a completion a single SET GET, and
--- other changes one GET and one SET (Redis 6.2 or newer):
+-- A record is one string, so a fresh claim is a single SET NX, and other changes one GET and one SET
+-- (Redis 6.2 or newer):
 --   done:       D
+--   compact:    c<batch id>  (11 characters [0-9A-Za-z]): a fresh claim, read through its batch
+--               record <batch prefix><batch id> in the same slot, which holds
+--               L|<owner>|<lease end ms>|<fence> (T instead of L once another owner took a key of the
+--               batch over), or D|<done until ms> once its owner completed every compact key of the
+--               batch in one write; after that time its keys read as no record, as a D would have lapsed
 --   otherwise:  <s>|<owner>|<lease end ms>|<fence>|<attempts>|<failures>|<u>|<first failure ms>|<due ms>
 --               \31<error>\31<compensation>\31<dead-letter reason>
 -- s: C claimed, F failed or released, X dead-lettered.
@@ -15,13 +20,25 @@
 -- Free text comes after \31. Times come from Redis TIME. Numbers are written with %d: Lua's
 -- default format loses digits. A value under the prefix that is not a record is answered per key
 -- ('?'), never by failing the whole batch.
+-- A compact key is rewritten as a full record by any change but a completion of its whole batch;
+-- docs/decisions/0033 says why a batch record never covers a key still running.
+--
+-- Every operation ends its arguments with the attempts window (ms) and the batch prefix of the
+-- slot it runs in.
 
 local op = ARGV[1]
 local SEP = '\31'
+local BP = ARGV[#ARGV]
+local AW = tonumber(ARGV[#ARGV - 1])
 local function d(x) return string.format('%d', x) end
+-- Redis TIME, read once per call (a script runs at one instant).
+local clock = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if not clock then
+    local t = redis.call('TIME')
+    clock = {tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), tonumber(t[1]) * 1000000 + tonumber(t[2])}
+  end
+  return clock[1], clock[2]
 end
 
 local function decode(v)
@@ -42,13 +59,44 @@ local function encode(r)
     .. SEP .. (r.e or '') .. SEP .. (r.cs or '') .. SEP .. (r.z or '')
 end
 
--- Rewrites a record in place, keeping its time to live.
+-- A key's record, or nil when it has none. A compact key is read through its batch record: claimed
+-- by the batch's owner under the batch's lease, uncounted, or done. The batch record outlives its
+-- keys, so a compact key without one is not understood ('?'), never taken for a missing record: its
+-- batch record may be on its way to this node (a cluster resharding), or written under another prefix.
+local function load(key)
+  local v = redis.call('GET', key)
+  if not v then return nil end
+  local id = string.match(v, '^c(%w%w%w%w%w%w%w%w%w%w%w)$')
+  if not id then return decode(v) end
+  local b = redis.call('GET', BP .. id)
+  if not b then return {s = '?'} end
+  local done_until = string.match(b, '^D|(%d+)$')
+  if done_until then
+    if tonumber(done_until) <= now_ms() then return nil end
+    return {s = 'D', until_ms = tonumber(done_until)}
+  end
+  local t, o, l, f = string.match(b, '^([LT])|([^|]*)|(%d+)|(%d+)$')
+  if not t then return {s = '?'} end
+  return {s = 'C', o = o, l = tonumber(l), f = tonumber(f), a = 0, n = 0, u = '1', ff = '', due = 0, e = '', cs = '',
+          z = '', batch = id, bt = t}
+end
+
+local function batch_value(t, r)
+  return t .. '|' .. r.o .. '|' .. d(r.l) .. '|' .. d(r.f)
+end
+
+-- Rewrites a record in place, keeping its time to live; a compact key becomes a full record that
+-- lives the attempts window (at least twice what is left of its lease).
 local function keep(key, r)
-  redis.call('SET', key, encode(r), 'KEEPTTL')
+  if r.batch then
+    redis.call('SET', key, encode(r), 'PX', math.max(AW, 2 * (r.l - now_ms())))
+  else
+    redis.call('SET', key, encode(r), 'KEEPTTL')
+  end
 end
 
 local function owned(key, owner)
-  local r = decode(redis.call('GET', key))
+  local r = load(key)
   if r and r.s == 'C' and r.o == owner then return r end
   return nil
 end
@@ -70,26 +118,52 @@ local function claimed_reply(r, suspect, fresh)
     .. (suspect and '1' or '0') .. ':' .. (fresh and '1' or '0') .. ':' .. r.ff .. ':' .. r.e .. SEP .. r.z
 end
 
--- claim: KEYS the records, then the epoch key of their slot. ARGV owner, lease ms, attempts-window
--- ms, then per key the broker's attempt floor and the message's born time (ms, 0 unknown).
+-- claim: KEYS the records, then the epoch key of their slot, then a new batch record. ARGV owner,
+-- lease ms, attempts-window ms (of a full claim), compact window ms (of a compact claim: the done
+-- window plus the attempts window, as its completion may not rewrite it), batch id ('' for full
+-- records), then per key the broker's attempt floor and the message's born time (ms, 0 unknown).
 -- Returns per key 'D' | 'X' | 'B:<ms left>' | '?' (unreadable) | 'K:<attempts>:<error>\31<reason>'
 -- (a dead key whose compensation was cut off: the caller now holds it) |
--- 'C:<fence>:<attempt>:<failures>:<abandoned>:<fresh>:<ff>:<error>\31<dead-letter reason>'.
+-- 'C:<fence>:<attempt>:<failures>:<abandoned>:<fresh>:<ff>:<error>\31<dead-letter reason>', or the
+-- same with 'c' for a fresh key claimed compact, in the batch record.
 if op == 'claim' then
-  local owner, lease, window = ARGV[2], tonumber(ARGV[3]), ARGV[4]
+  local owner, lease, window, compact_window, id = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6]
+  -- No id: the caller wants full records (too few keys in this slot for a batch record to pay).
   local now, now_us = now_ms()
-  local n = #KEYS - 1
-  local began = epoch(KEYS[#KEYS], now)
+  local n = #KEYS - 2
+  local batch_key = KEYS[#KEYS]
+  local began = epoch(KEYS[n + 1], now)
   local fresh_value = 'C|' .. owner .. '|' .. d(now + lease) .. '|' .. d(now_us) .. '|0|0|1||' .. SEP .. SEP .. SEP
-  local fresh_reply = 'C:' .. d(now_us) .. ':1:0:0:1::' .. SEP
+  local fresh_reply = ':' .. d(now_us) .. ':1:0:0:1::' .. SEP
+  -- The batch record is created with the first fresh key, with SET NX: an id in use is refused
+  -- before any key names it, and this call then writes full records.
+  local batch = nil
+  local compact_value = 'c' .. id
+  local used = false
   local out = {}
   for i = 1, n do
     local key = KEYS[i]
-    local floor, born = tonumber(ARGV[3 + 2 * i]), tonumber(ARGV[4 + 2 * i])
-    if floor <= 1 and redis.call('SET', key, fresh_value, 'PX', window, 'NX') then
-      out[i] = fresh_reply
+    local floor, born = tonumber(ARGV[5 + 2 * i]), tonumber(ARGV[6 + 2 * i])
+    if floor <= 1 and batch == nil and id == '' then
+      batch = 'full'
+    elseif floor <= 1 and batch == nil then
+      batch = redis.call('SET', batch_key, 'L|' .. owner .. '|' .. d(now + lease) .. '|' .. d(now_us),
+        'PX', d(compact_window + 60000), 'NX') and 'compact' or 'full'
+    end
+    if floor <= 1 and batch == 'compact' and redis.call('SET', key, compact_value, 'PX', compact_window, 'NX') then
+      used = true
+      out[i] = 'c' .. fresh_reply
+    elseif floor <= 1 and batch == 'full' and redis.call('SET', key, fresh_value, 'PX', window, 'NX') then
+      out[i] = 'C' .. fresh_reply
     else
-      local r = decode(redis.call('GET', key))
+      local r = load(key)
+      if r and r.batch and r.o ~= owner and r.l <= now then
+        -- A compact claim abandoned by its owner: taken over as a full record, and its batch record
+        -- marked, so that the old owner's completion of the batch falls back to key by key.
+        redis.call('SET', BP .. r.batch, batch_value('T', r), 'KEEPTTL')
+        -- Counts older than the attempts window are forgotten, as a full record would have lapsed.
+        if now_us - r.f > window * 1000 then r = nil end
+      end
       if r and (r.s == 'D') then
         out[i] = 'D'
       elseif r and r.s == '?' then
@@ -106,9 +180,10 @@ if op == 'claim' then
           out[i] = 'X'
         end
       elseif r and r.s == 'C' and r.o == owner then
-        -- Re-entrant: the same owner retrying after a timeout keeps its claim and fence. The first
-        -- reply (lost) may have said abandoned or fresh: while the attempt is uncounted, say both,
-        -- the safe reading (count before running; one real run before any dead letter).
+        -- Re-entrant: the same owner retrying after a timeout keeps its claim and fence (a compact
+        -- claim becomes a full record). The first reply (lost) may have said abandoned or fresh:
+        -- while the attempt is uncounted, say both, the safe reading (count before running; one real
+        -- run before any dead letter).
         r.l = now + lease
         keep(key, r)
         out[i] = claimed_reply(r, r.u == '1', r.u == '1')
@@ -133,6 +208,7 @@ if op == 'claim' then
       end
     end
   end
+  if batch == 'compact' and not used then redis.call('DEL', batch_key) end
   return out
 end
 
@@ -150,38 +226,72 @@ end
 
 -- renew: ARGV owner, lease ms. Renews claims and compensations held by owner.
 -- Returns per key 1 (renewed) or 0 (lost).
+-- A compact key's lease is its batch's: renewing it renews the batch record, once per call.
 if op == 'renew' then
   local now = now_ms()
   local out = {}
+  local renewed = {}
   for i, key in ipairs(KEYS) do
-    local r = decode(redis.call('GET', key))
+    local r = load(key)
     out[i] = 0
     if r and (r.s == 'C' or (r.s == 'X' and r.cs == 'pending')) and r.o == ARGV[2] then
       r.l = now + tonumber(ARGV[3])
-      keep(key, r)
+      if not r.batch then
+        keep(key, r)
+      elseif not renewed[r.batch] then
+        redis.call('SET', BP .. r.batch, batch_value(r.bt, r), 'KEEPTTL')
+        renewed[r.batch] = true
+      end
       out[i] = 1
     end
   end
   return out
 end
 
--- complete: ARGV owner, done-window ms, attempts-window ms. Returns per key 1 (done) or 0 (refused:
--- not the owner). One command in the usual case: SET ... GET writes D and returns what it replaced;
--- when that was not this owner's claim (a lost lease, rare), the old record is put back.
+-- complete: ARGV owner, done-window ms, attempts-window ms, then one character per key: 'k' a key,
+-- 'b' a batch record whose every compact key this owner completes now (the caller knows it), then
+-- how long after its claim a batch record may still complete (its keys live the done window longer).
+-- Returns per key 1 (done) or 0 (refused: not the owner; for a batch record, complete its keys one
+-- by one). One command in the usual case: SET ... GET writes D and returns what it replaced; when
+-- that was not this owner's claim (a lost lease, rare), the old value is put back.
 if op == 'complete' then
-  local claimed_by_owner = 'C|' .. ARGV[2] .. '|'
-  local length = #claimed_by_owner
+  local owner, flags, within = ARGV[2], ARGV[5], tonumber(ARGV[6])
+  local claimed_by_owner = 'C|' .. owner .. '|'
   local out = {}
   for i, key in ipairs(KEYS) do
-    local old = redis.call('SET', key, 'D', 'PX', ARGV[3], 'GET')
-    if old == 'D' or (old and string.sub(old, 1, length) == claimed_by_owner) then
-      out[i] = 1
-    else
-      out[i] = 0
-      if not old then
-        redis.call('DEL', key)
+    if string.sub(flags, i, i) == 'b' then
+      local now = now_ms()
+      local old = redis.call('SET', key, 'D|' .. d(now + tonumber(ARGV[3])), 'KEEPTTL', 'GET')
+      local o, f = nil, nil
+      if old then o, f = string.match(old, '^L|([^|]*)|%d+|(%d+)$') end
+      if o == owner and now - math.floor(tonumber(f) / 1000) <= within then
+        out[i] = 1
       else
-        redis.call('SET', key, old, 'PX', string.sub(old, 1, 1) == 'X' and ARGV[3] or ARGV[4])
+        -- Done already (a completion sent again), another owner's, or too late for its keys' time
+        -- to live: put back; the caller completes its keys one by one.
+        out[i] = (old and string.sub(old, 1, 2) == 'D|') and 1 or 0
+        if not old then redis.call('DEL', key) else redis.call('SET', key, old, 'KEEPTTL') end
+      end
+    else
+      local old = redis.call('SET', key, 'D', 'PX', ARGV[3], 'GET')
+      local mine = old == 'D' or (old and string.sub(old, 1, #claimed_by_owner) == claimed_by_owner)
+      local id = old and string.match(old, '^c(%w%w%w%w%w%w%w%w%w%w%w)$')
+      local b = id and redis.call('GET', BP .. id)
+      if id then
+        mine = b and (string.sub(b, 1, 2) == 'D|' or string.sub(b, 3, 2 + #owner + 1) == owner .. '|')
+      end
+      if mine then
+        out[i] = 1
+      else
+        out[i] = 0
+        if not old then
+          redis.call('DEL', key)
+        elseif b then
+          -- Another owner's compact key: back with the time it had left (its batch record's, less the minute).
+          redis.call('SET', key, old, 'PX', d(math.max(1, redis.call('PTTL', BP .. id) - 60000)))
+        else
+          redis.call('SET', key, old, 'PX', (string.sub(old, 1, 1) == 'X' or id) and ARGV[3] or ARGV[4])
+        end
       end
     end
   end
@@ -260,16 +370,28 @@ end
 -- compensated: ARGV owner, outcome. Records the outcome of a compensation the owner holds.
 -- Returns 1, or 0 when another owner took the compensation over (or it was recorded already).
 if op == 'compensated' then
-  local r = decode(redis.call('GET', KEYS[1]))
+  local r = load(KEYS[1])
   if not r or r.s ~= 'X' or r.cs ~= 'pending' or r.o ~= ARGV[2] then return 0 end
   r.cs, r.o, r.l = ARGV[3], '', 0
   keep(KEYS[1], r)
   return 1
 end
 
--- inspect: returns {value or '', pttl}.
+-- inspect: returns {record or '', pttl}; a compact key as the full record it stands for.
 if op == 'inspect' then
-  return {redis.call('GET', KEYS[1]) or '', d(redis.call('PTTL', KEYS[1]))}
+  local v = redis.call('GET', KEYS[1])
+  local ttl = redis.call('PTTL', KEYS[1])
+  if v and string.match(v, '^c%w+$') then
+    local r = load(KEYS[1])
+    if not r then
+      v = ''
+    elseif r.s == 'D' then
+      v, ttl = 'D', math.min(ttl, r.until_ms - now_ms())
+    elseif r.s ~= '?' then
+      v = encode(r)
+    end
+  end
+  return {v or '', d(ttl)}
 end
 
 return redis.error_reply('unknown operation ' .. tostring(op))

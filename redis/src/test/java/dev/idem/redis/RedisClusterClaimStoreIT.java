@@ -69,4 +69,33 @@ class RedisClusterClaimStoreIT extends ClaimStoreContract {
         assertThat(store.claim(requests, "you", Duration.ofSeconds(30))).allMatch(c -> c instanceof Claim.Done);
         assertThat(cluster.keysPerNode()).as("keys land on every master").allMatch(count -> count > 0);
     }
+
+    @Test
+    void keysSharingASlotAreClaimedCompactAndCompletedByTheirSlotsBatchRecord() {
+        RedisClaimStore store = (RedisClaimStore) newStore(Duration.ofDays(7));
+        // A hash tag in the business key puts all of them in one slot: enough for a batch record.
+        List<IdempotencyKey> tagged = IntStream.range(0, 10)
+                .mapToObj(i -> new IdempotencyKey("inventory", "orders", "{customer-7}order-" + i)).toList();
+        List<IdempotencyKey> spread = IntStream.range(0, 10)
+                .mapToObj(i -> new IdempotencyKey("inventory", "orders", "order-" + i)).toList();
+        List<IdempotencyKey> keys = new java.util.ArrayList<>(tagged);
+        keys.addAll(spread);
+        List<ClaimRequest> requests = keys.stream().map(k -> new ClaimRequest(k, 0)).toList();
+
+        assertThat(store.claim(requests, "me", Duration.ofSeconds(30))).allMatch(c -> c instanceof Claim.Claimed);
+        String compact = redisson.<String>getBucket(store.redisKey(tagged.get(0)),
+                org.redisson.client.codec.StringCodec.INSTANCE).get();
+        assertThat(compact).startsWith("c").hasSize(12);
+        assertThat(redisson.<String>getBucket(store.redisKey(spread.get(0)),
+                org.redisson.client.codec.StringCodec.INSTANCE).get()).startsWith("C|me|");
+        assertThat(store.claim(requests, "you", Duration.ofSeconds(30))).allMatch(c -> c instanceof Claim.Busy);
+
+        assertThat(store.complete(keys, "me")).isEmpty();
+
+        assertThat(store.claim(requests, "you", Duration.ofSeconds(30))).allMatch(c -> c instanceof Claim.Done);
+        assertThat(redisson.<String>getBucket(store.redisKey(tagged.get(3)),
+                org.redisson.client.codec.StringCodec.INSTANCE).get()).isEqualTo(compact);
+        assertThat(store.inspect(tagged.get(3)).orElseThrow().state())
+                .isEqualTo(dev.idem.core.spi.ClaimRecord.State.DONE);
+    }
 }

@@ -1,0 +1,241 @@
+package dev.idem.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.spi.Claim;
+import dev.idem.core.spi.ClaimRecord;
+import dev.idem.core.spi.ClaimRequest;
+import dev.idem.testkit.IdemTestKit;
+import dev.idem.testkit.RedisEndpoint;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.redisson.api.RScript;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+
+/**
+ * Compact claims and their batch records (decision 0033): a batch completed together costs one
+ * write, and that write never stands for a key that is still running, failed, released or taken
+ * over. The general contract runs in {@link RedisClaimStoreIT} and on a cluster.
+ */
+@IdemTestKit
+class CompactClaimsIT {
+
+    private static final Duration LEASE = Duration.ofSeconds(30);
+    private static RedissonClient redisson;
+    private String prefix;
+    private RedisClaimStore store;
+
+    @BeforeAll
+    static void connect(RedisEndpoint redis) {
+        redisson = TestRedisson.connect(redis);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        redisson.shutdown();
+    }
+
+    @BeforeEach
+    void freshStore() {
+        prefix = "idem-test:" + UUID.randomUUID() + ":";
+        store = newStore();
+    }
+
+    private RedisClaimStore newStore() {
+        return RedisClaimStore.builder(redisson).keyPrefix(prefix).build();
+    }
+
+    private static IdempotencyKey key(String value) {
+        return new IdempotencyKey("inventory", "orders", value);
+    }
+
+    private Claim claimOne(String value, String owner) {
+        return store.claim(List.of(new ClaimRequest(key(value), 0)), owner, LEASE).get(0);
+    }
+
+    private String value(IdempotencyKey key) {
+        return redisson.<String>getBucket(store.redisKey(key), StringCodec.INSTANCE).get();
+    }
+
+    private long memoryUsage(String redisKey) {
+        return redisson.getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_ONLY,
+                "return redis.call('MEMORY', 'USAGE', KEYS[1], 'SAMPLES', 0)", RScript.ReturnType.INTEGER,
+                List.of(redisKey));
+    }
+
+    /** order-1 ... order-n, claimed by {@code owner} in one call. */
+    private List<IdempotencyKey> batch(String owner, Duration lease, int n) {
+        List<IdempotencyKey> keys = IntStream.rangeClosed(1, n).mapToObj(i -> key("order-" + i)).toList();
+        store.claim(keys.stream().map(k -> new ClaimRequest(k, 0)).toList(), owner, lease);
+        return keys;
+    }
+
+    private static List<IdempotencyKey> without(List<IdempotencyKey> keys, IdempotencyKey... left) {
+        return keys.stream().filter(k -> !List.of(left).contains(k)).toList();
+    }
+
+    @Test
+    void aBatchCompletedTogetherIsOneWriteAndItsKeysStayAsSmallAsADoneKey() {
+        List<IdempotencyKey> keys = batch("a", LEASE, 8);
+        String compact = value(keys.get(0));
+
+        assertThat(store.complete(keys, "a")).isEmpty();
+
+        // The keys were not written: each still names its batch, and the batch record says done.
+        assertThat(compact).hasSize(12).startsWith("c");
+        for (IdempotencyKey key : keys) {
+            assertThat(value(key)).isEqualTo(compact);
+            assertThat(claimOne(key.value(), "b")).isInstanceOf(Claim.Done.class);
+            assertThat(store.inspect(key).orElseThrow().state()).isEqualTo(ClaimRecord.State.DONE);
+        }
+        // As small as a one-byte done record, and remembered at least the done window.
+        String reference = store.redisKey(key("order-9"));
+        redisson.getBucket(reference, StringCodec.INSTANCE).set("D");
+        assertThat(memoryUsage(store.redisKey(keys.get(0)))).isLessThanOrEqualTo(memoryUsage(reference));
+        long keyTtl = redisson.getBucket(store.redisKey(keys.get(0))).remainTimeToLive();
+        assertThat(keyTtl).isGreaterThan(Duration.ofDays(7).toMillis());
+        assertThat(redisson.getBucket(prefix + "batch:" + compact.substring(1)).remainTimeToLive()).isGreaterThan(keyTtl);
+    }
+
+    @Test
+    void aCallWithFewKeysInASlotWritesFullRecords() {
+        List<IdempotencyKey> keys = batch("a", LEASE, RedisClaimStore.MIN_COMPACT_BATCH - 1);
+
+        assertThat(value(keys.get(0))).startsWith("C|a|");
+        assertThat(store.complete(keys, "a")).isEmpty();
+        assertThat(value(keys.get(0))).isEqualTo("D");
+        assertThat(redisson.getKeys().getKeysStreamByPattern(prefix + "batch*").count()).isZero();
+    }
+
+    @Test
+    void aBatchCompletionNeverCoversAKeyStillRunning() {
+        List<IdempotencyKey> keys = batch("a", LEASE, 8);
+        IdempotencyKey running = keys.get(7);
+
+        // All but one finished: they are completed one by one, the last stays held.
+        assertThat(store.complete(without(keys, running), "a")).isEmpty();
+
+        assertThat(value(keys.get(0))).isEqualTo("D");
+        assertThat(claimOne("order-1", "b")).isInstanceOf(Claim.Done.class);
+        assertThat(claimOne(running.value(), "b")).isInstanceOf(Claim.Busy.class);
+        assertThat(store.inspect(running).orElseThrow().state()).isEqualTo(ClaimRecord.State.CLAIMED);
+    }
+
+    @Test
+    void aKeyThatFailedOrWasReleasedIsNotCoveredByItsBatchesCompletion() {
+        List<IdempotencyKey> keys = batch("a", LEASE, 8);
+        IdempotencyKey failed = keys.get(6);
+        IdempotencyKey released = keys.get(7);
+        assertThat(store.fail(failed, "a", "IllegalStateException: out of stock")).isPresent();
+        store.release(List.of(released), "a");
+
+        // The rest of the batch completes in one write ...
+        assertThat(store.complete(without(keys, failed, released), "a")).isEmpty();
+
+        // ... which stands for the rest only: the failed and the released keys are claimable, counted.
+        assertThat(value(keys.get(0))).startsWith("c");
+        assertThat(claimOne("order-1", "b")).isInstanceOf(Claim.Done.class);
+        Claim again = claimOne(failed.value(), "b");
+        assertThat(again).isInstanceOf(Claim.Claimed.class);
+        assertThat(((Claim.Claimed) again).failures()).isEqualTo(1);
+        assertThat(claimOne(released.value(), "b")).isInstanceOf(Claim.Claimed.class);
+    }
+
+    @Test
+    void aKeyTakenOverFromABatchIsRefusedToItsOldOwnerAndTheRestAreDone() {
+        List<IdempotencyKey> keys = batch("a", Duration.ofMillis(300), 8);
+        Claim takeover = await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(25))
+                .until(() -> claimOne("order-1", "b"), c -> c instanceof Claim.Claimed);
+        assertThat(((Claim.Claimed) takeover).abandoned()).isTrue();
+
+        // The paused old owner resumes and completes its whole batch.
+        assertThat(store.complete(keys, "a")).containsExactly(key("order-1"));
+
+        assertThat(store.inspect(key("order-1")).orElseThrow().owner()).contains("b");
+        assertThat(claimOne("order-1", "c")).isInstanceOf(Claim.Busy.class);
+        assertThat(claimOne("order-2", "c")).isInstanceOf(Claim.Done.class);
+    }
+
+    @Test
+    void aStoreThatDoesNotKnowTheBatchCompletesKeyByKeyForItsOwnerOnly() {
+        List<IdempotencyKey> keys = batch("a", LEASE, 8);
+        RedisClaimStore restarted = newStore();
+
+        assertThat(restarted.complete(List.of(keys.get(0)), "z")).containsExactly(keys.get(0));
+        assertThat(value(keys.get(0))).startsWith("c");
+        assertThat(restarted.complete(keys, "a")).isEmpty();
+
+        assertThat(value(keys.get(0))).isEqualTo("D");
+        assertThat(claimOne("order-2", "b")).isInstanceOf(Claim.Done.class);
+    }
+
+    @Test
+    void renewingACompactClaimRenewsItsBatchAndInspectShowsTheClaim() {
+        batch("a", Duration.ofMillis(800), 8);
+        Optional<ClaimRecord> before = store.inspect(key("order-2"));
+
+        assertThat(store.renew(List.of(key("order-1")), "a", LEASE)).isEmpty();
+
+        // One renewal holds the batch: order-2 cannot be taken over after its first lease either.
+        await().pollDelay(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> true);
+        assertThat(claimOne("order-2", "b")).isInstanceOf(Claim.Busy.class);
+        assertThat(before.orElseThrow().state()).isEqualTo(ClaimRecord.State.CLAIMED);
+        assertThat(before.orElseThrow().owner()).contains("a");
+        assertThat(before.orElseThrow().attempts()).isZero();
+        assertThat(value(key("order-2"))).startsWith("c");
+    }
+
+    @Test
+    void aCompactKeyWhoseBatchRecordIsMissingIsNeverTakenForAFreshKey() {
+        List<IdempotencyKey> keys = batch("a", LEASE, 8);
+        String compact = value(keys.get(0));
+        // As on a cluster node during resharding, before the batch record arrived.
+        redisson.getKeys().delete(prefix + "batch:" + compact.substring(1));
+
+        assertThat(claimOne("order-1", "b")).isInstanceOf(Claim.Unreadable.class);
+        assertThat(store.complete(List.of(keys.get(1)), "b")).containsExactly(keys.get(1));
+        assertThat(value(keys.get(1))).isEqualTo(compact);
+    }
+
+    @Test
+    void aBatchIdInUseIsRefusedAndTheCallWritesFullRecords() {
+        String id = "Ab3Ab3Ab3Ab";
+        redisson.getBucket(prefix + "batch:" + id, StringCodec.INSTANCE).set("L|someone|0|0");
+        RedisScripts scripts = new RedisScripts(redisson, "claims.lua");
+        String redisKey = store.redisKey(key("order-1"));
+
+        List<Object> reply = scripts.many(List.of(redisKey), (slot, group) -> new RedisScripts.Extra(
+                List.of(prefix + "epoch", prefix + "batch:" + id),
+                List.of("claim", "a", "30000", "86400000", "604800000", id, "0", "0", "86400000", prefix + "batch:")));
+
+        assertThat((String) reply.get(0)).startsWith("C:");
+        assertThat(value(key("order-1"))).startsWith("C|a|");
+        assertThat(redisson.<String>getBucket(prefix + "batch:" + id, StringCodec.INSTANCE).get())
+                .isEqualTo("L|someone|0|0");
+    }
+
+    @Test
+    void aBatchRecordCompletedLaterThanItsKeysCanHoldIsRefusedSoItsKeysGoOneByOne() {
+        List<IdempotencyKey> keys = batch("a", LEASE, 8);
+        String record = prefix + "batch:" + value(keys.get(0)).substring(1);
+        RedisScripts scripts = new RedisScripts(redisson, "claims.lua");
+
+        // Completing no later than 0 ms after the claim: too late, so refused and left as it was.
+        List<Object> reply = scripts.many(List.of(record), (slot, group) -> new RedisScripts.Extra(List.of(),
+                List.of("complete", "a", "604800000", "86400000", "b", "0", "86400000", prefix + "batch:")));
+
+        assertThat(((Number) reply.get(0)).longValue()).isZero();
+        assertThat(redisson.<String>getBucket(record, StringCodec.INSTANCE).get()).startsWith("L|a|");
+        assertThat(claimOne("order-1", "b")).isInstanceOf(Claim.Busy.class);
+    }
+}
