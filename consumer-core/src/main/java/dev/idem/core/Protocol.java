@@ -133,9 +133,10 @@ final class Protocol<T> implements AutoCloseable {
         private final Map<IdempotencyKey, Claim> claims;
         private final ClaimStoreException claimFailure;
         private final LeaseRenewer.Held held;
-        private final Map<IdempotencyKey, Object> settled = new ConcurrentHashMap<>();
-        private final Set<IdempotencyKey> started = ConcurrentHashMap.newKeySet();
-        private final Set<IdempotencyKey> toComplete = ConcurrentHashMap.newKeySet();
+        // Sized for the batch: growing them showed in profiles of 500-record polls.
+        private final Map<IdempotencyKey, Object> settled;
+        private final Set<IdempotencyKey> started;
+        private final Set<IdempotencyKey> toComplete;
         // When the oldest finished key still waiting for its completion finished (guarded by this).
         private long waitingSinceNanos;
         // Messages running now (guarded by this): renewal stops only once none runs.
@@ -151,6 +152,9 @@ final class Protocol<T> implements AutoCloseable {
             this.claims = claims;
             this.claimFailure = claimFailure;
             this.held = held;
+            this.settled = new ConcurrentHashMap<>(items.size());
+            this.started = ConcurrentHashMap.newKeySet(items.size());
+            this.toComplete = ConcurrentHashMap.newKeySet(items.size());
         }
 
         int size() {
@@ -162,14 +166,14 @@ final class Protocol<T> implements AutoCloseable {
 
     Round<T> open(List<Envelope> envelopes) {
         List<Prepared<T>> items = new ArrayList<>(envelopes.size());
-        Map<IdempotencyKey, ClaimRequest> requests = new LinkedHashMap<>();
+        Map<IdempotencyKey, ClaimRequest> requests = new LinkedHashMap<>(envelopes.size() * 2);
         for (Envelope envelope : envelopes) {
             Prepared<T> item = prepare(envelope);
             items.add(item);
             requests.putIfAbsent(item.key(), new ClaimRequest(item.key(), envelope.brokerAttempt(), envelope.timestamp()));
         }
         String owner = instance + "-" + owners.incrementAndGet();
-        Map<IdempotencyKey, Claim> answers = new HashMap<>();
+        Map<IdempotencyKey, Claim> answers = new HashMap<>(requests.size() * 2);
         ClaimStoreException failure = null;
         long claimedAt = System.nanoTime();
         try {

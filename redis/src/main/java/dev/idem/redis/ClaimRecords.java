@@ -27,6 +27,12 @@ final class ClaimRecords {
     }
 
     /** One reply of the claim operation. */
+    /** The same answer for another key. */
+    static Claim.Claimed rekeyed(Claim.Claimed claim, IdempotencyKey key) {
+        return new Claim.Claimed(key, claim.fence(), claim.attempt(), claim.failures(), claim.abandoned(),
+                claim.fresh(), claim.firstFailureAt(), claim.lastError(), claim.deadLetterReason());
+    }
+
     static Claim claim(IdempotencyKey key, String reply) {
         switch (reply.isEmpty() ? "" : reply.substring(0, 1)) {
             case "D":

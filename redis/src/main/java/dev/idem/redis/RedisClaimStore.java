@@ -180,8 +180,16 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         // After: a key answered twice in one call (compact, then claimed again) is a full record.
         full.forEach(key -> compact.changed(key, owner));
         List<Claim> claims = new ArrayList<>(requests.size());
+        String lastReply = null;
+        Claim last = null;
         for (int i = 0; i < requests.size(); i++) {
-            Claim claim = ClaimRecords.claim(requests.get(i).key(), (String) replies.get(i));
+            // Fresh claims of one call share one reply: parsed once.
+            String reply = (String) replies.get(i);
+            Claim claim = reply.equals(lastReply) && last instanceof Claim.Claimed same
+                    ? ClaimRecords.rekeyed(same, requests.get(i).key())
+                    : ClaimRecords.claim(requests.get(i).key(), reply);
+            lastReply = reply;
+            last = claim;
             if (claim instanceof Claim.Unreadable) {
                 LOG.error("Redis key {} holds a value that is not an Idem claim record; {} cannot be processed "
                         + "until it is removed (is something else writing under the prefix '{}'?)",

@@ -49,13 +49,17 @@ public final class LeaseRenewer implements AutoCloseable {
 
     /** Claims held by one owner token. Thread-safe. */
     public static final class Held {
-        private final Set<IdempotencyKey> keys = ConcurrentHashMap.newKeySet();
+        private final Set<IdempotencyKey> keys;
         private final Set<IdempotencyKey> lost = ConcurrentHashMap.newKeySet();
         private final AtomicBoolean renewing = new AtomicBoolean();
         // Keys whose lease one call confirmed beyond the owner's last renewal (see confirmed).
         private final Map<IdempotencyKey, Long> confirmedUntilNanos = new ConcurrentHashMap<>();
         private volatile long validUntilNanos;
         private volatile long leaseNanos;
+
+        private Held(int size) {
+            keys = ConcurrentHashMap.newKeySet(size);
+        }
 
         /** Stops renewing a key (it is completed, released or handed back). */
         public void drop(IdempotencyKey key) {
@@ -110,7 +114,7 @@ public final class LeaseRenewer implements AutoCloseable {
      *                       a lease after that
      */
     public Held hold(String owner, List<IdempotencyKey> keys, long claimedAtNanos) {
-        Held entry = new Held();
+        Held entry = new Held(keys.size());
         entry.keys.addAll(keys);
         entry.leaseNanos = leaseNanos;
         entry.validUntilNanos = claimedAtNanos + leaseNanos;
