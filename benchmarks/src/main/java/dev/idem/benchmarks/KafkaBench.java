@@ -8,12 +8,14 @@ import dev.idem.core.PayloadCodec;
 import dev.idem.kafka.IdemKafkaConsumer;
 import dev.idem.redis.RedisClaimStore;
 import dev.idem.testkit.KafkaBroker;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -177,6 +179,7 @@ final class KafkaBench {
     /** Idem as users build it; the handler is counted as it ends. */
     private Meter.Measured withIdem(String topic, String group, Meter meter, Duration limit, Runnable produce,
                                     int messages, DeliveryHandler<byte[]> handler) throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
         IdempotentProcessor.Builder<byte[]> processor = IdempotentProcessor.<byte[]>builder(delivery -> {
                     meter.arrived();
                     handler.handle(delivery);
@@ -187,7 +190,7 @@ final class KafkaBench {
                 .deadLetters(letter -> {
                     throw new IllegalStateException("no dead letters expected");
                 })
-                .meterRegistry(new SimpleMeterRegistry());
+                .meterRegistry(registry);
         try (IdemKafkaConsumer<byte[]> consumer = IdemKafkaConsumer.builder(consumerConfig(group), processor)
                 .topics(topic).build()) {
             consumer.start();
@@ -199,7 +202,17 @@ final class KafkaBench {
                 Thread.sleep(10);
             }
             produce.run();
-            return meter.await(messages, limit);
+            long started = System.nanoTime();
+            Meter.Measured measured = meter.await(messages, limit);
+            // Where a poll's time goes: the share spent waiting for claims bounds what overlapping
+            // them with processing could win (throughput runs only: a steady run waits for its sends).
+            Timer claims = registry.get("idem.claim").timer();
+            if (messages == plan.kafkaMessages()) {
+                LOG.info("idem: {} claim calls, mean {} ms, {}% of the run", claims.count(),
+                        String.format(Locale.ROOT, "%.2f", claims.mean(TimeUnit.MILLISECONDS)),
+                        Math.round(100 * claims.totalTime(TimeUnit.NANOSECONDS) / (System.nanoTime() - started)));
+            }
+            return measured;
         }
     }
 

@@ -157,11 +157,13 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
             List<Object> claimArgs = new ArrayList<>(List.of("claim", owner, Long.toString(lease.toMillis()),
                     Long.toString(window), Long.toString(doneWindowMillis + Math.max(COMPLETE_WITHIN, lease.toMillis() * 2)),
                     id));
+            StringBuilder perKey = new StringBuilder(group.size() * 16);
             for (int i : group) {
                 ClaimRequest request = requests.get(i);
-                claimArgs.add(Integer.toString(request.attemptFloor()));
-                claimArgs.add(Long.toString(request.bornAt() == null ? 0 : request.bornAt().toEpochMilli()));
+                perKey.append(request.attemptFloor()).append(':')
+                        .append(request.bornAt() == null ? 0 : request.bornAt().toEpochMilli()).append(',');
             }
+            claimArgs.add(perKey.toString());
             return new RedisScripts.Extra(List.of(epochKey(slot), batchRecords.get(slot)),
                     args(slot, claimArgs.toArray()));
         });

@@ -121,7 +121,8 @@ end
 -- claim: KEYS the records, then the epoch key of their slot, then a new batch record. ARGV owner,
 -- lease ms, attempts-window ms (of a full claim), compact window ms (of a compact claim: the done
 -- window plus the attempts window, as its completion may not rewrite it), batch id ('' for full
--- records), then per key the broker's attempt floor and the message's born time (ms, 0 unknown).
+-- records), then one argument for all keys: per key '<broker's attempt floor>:<born time ms, 0
+-- unknown>', joined by ',' (one argument rather than two per key: each costs the client and Redis).
 -- Returns per key 'D' | 'X' | 'B:<ms left>' | '?' (unreadable) | 'K:<attempts>:<error>\31<reason>'
 -- (a dead key whose compensation was cut off: the caller now holds it) |
 -- 'C:<fence>:<attempt>:<failures>:<abandoned>:<fresh>:<ff>:<error>\31<dead-letter reason>', or the
@@ -140,10 +141,14 @@ if op == 'claim' then
   local batch = nil
   local compact_value = 'c' .. id
   local used = false
+  local floors, borns = {}, {}
+  for f, b in string.gmatch(ARGV[7], '(%d+):(%d+)') do
+    floors[#floors + 1], borns[#borns + 1] = tonumber(f), tonumber(b)
+  end
   local out = {}
   for i = 1, n do
     local key = KEYS[i]
-    local floor, born = tonumber(ARGV[5 + 2 * i]), tonumber(ARGV[6 + 2 * i])
+    local floor, born = floors[i], borns[i]
     if floor <= 1 and batch == nil and id == '' then
       batch = 'full'
     elseif floor <= 1 and batch == nil then

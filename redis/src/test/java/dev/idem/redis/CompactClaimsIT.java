@@ -216,7 +216,7 @@ class CompactClaimsIT {
 
         List<Object> reply = scripts.many(List.of(redisKey), (slot, group) -> new RedisScripts.Extra(
                 List.of(prefix + "epoch", prefix + "batch:" + id),
-                List.of("claim", "a", "30000", "86400000", "604800000", id, "0", "0", "86400000", prefix + "batch:")));
+                List.of("claim", "a", "30000", "86400000", "604800000", id, "0:0,", "86400000", prefix + "batch:")));
 
         assertThat((String) reply.get(0)).startsWith("C:");
         assertThat(value(key("order-1"))).startsWith("C|a|");
