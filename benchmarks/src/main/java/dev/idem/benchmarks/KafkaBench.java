@@ -226,16 +226,7 @@ final class KafkaBench {
 
     private void produce(String topic, int messages) {
         long started = System.nanoTime();
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                ProducerConfig.LINGER_MS_CONFIG, 10, ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024),
-                new ByteArraySerializer(), new ByteArraySerializer())) {
-            for (int i = 0; i < messages; i++) {
-                String key = String.format("order-%08d:deduct", i);
-                producer.send(new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), Payloads.order(i)));
-            }
-            producer.flush();
-        }
+        OrderTopics.fill(kafka.bootstrapServers(), topic, messages);
         LOG.info("produced {} Kafka records of {} bytes in {} ms", messages, Payloads.order(0).length,
                 (System.nanoTime() - started) / 1_000_000);
     }

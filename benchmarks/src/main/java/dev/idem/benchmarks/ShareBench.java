@@ -24,12 +24,8 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.redisson.api.RBucket;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -153,16 +149,7 @@ final class ShareBench {
 
     private void produce(String topic, int messages) {
         long started = System.nanoTime();
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                ProducerConfig.LINGER_MS_CONFIG, 10, ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024),
-                new ByteArraySerializer(), new ByteArraySerializer())) {
-            for (int i = 0; i < messages; i++) {
-                String key = String.format("order-%08d:deduct", i);
-                producer.send(new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), Payloads.order(i)));
-            }
-            producer.flush();
-        }
+        OrderTopics.fill(kafka.bootstrapServers(), topic, messages);
         LOG.info("produced {} Kafka records for the share groups in {} ms", messages,
                 (System.nanoTime() - started) / 1_000_000);
     }
