@@ -48,8 +48,8 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     // Fewest keys of one slot in a claim call for which a batch record pays: below, its two writes
     // and its memory cost more than they save (full records instead).
     static final int MIN_COMPACT_BATCH = 8;
-    // A batch record completes only within this time of its claim (or twice the lease, if longer):
-    // its keys live the done window longer than that, so a batch completed later is completed key by key.
+    // A batch record completes only within this time of its claim: its keys live the done window
+    // longer than that (or than twice the lease), so a batch completed later is completed key by key.
     private static final long COMPLETE_WITHIN = Duration.ofHours(1).toMillis();
 
     private final RedissonClient redisson;
@@ -152,7 +152,8 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         long window = Math.max(attemptsWindowMillis, lease.toMillis() * 2);
         Map<Integer, String> batchRecords = new ConcurrentHashMap<>();
         List<Object> replies = scripts.many(keys, (slot, group) -> {
-            String id = group.size() >= minCompactBatch ? BatchIds.next() : "";
+            long fresh = group.stream().filter(i -> requests.get(i).attemptFloor() <= 1).count();
+            String id = fresh >= minCompactBatch ? BatchIds.next() : "";
             batchRecords.put(slot, batchPrefix(slot) + id);
             List<Object> claimArgs = new ArrayList<>(List.of("claim", owner, Long.toString(lease.toMillis()),
                     Long.toString(window), Long.toString(doneWindowMillis + Math.max(COMPLETE_WITHIN, lease.toMillis() * 2)),
@@ -160,8 +161,9 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
             StringBuilder perKey = new StringBuilder(group.size() * 16);
             for (int i : group) {
                 ClaimRequest request = requests.get(i);
+                // 0 is "unknown", as is a born time before 1970.
                 perKey.append(request.attemptFloor()).append(':')
-                        .append(request.bornAt() == null ? 0 : request.bornAt().toEpochMilli()).append(',');
+                        .append(request.bornAt() == null ? 0 : Math.max(0, request.bornAt().toEpochMilli())).append(',');
             }
             claimArgs.add(perKey.toString());
             return new RedisScripts.Extra(List.of(epochKey(slot), batchRecords.get(slot)),

@@ -120,7 +120,7 @@ end
 
 -- claim: KEYS the records, then the epoch key of their slot, then a new batch record. ARGV owner,
 -- lease ms, attempts-window ms (of a full claim), compact window ms (of a compact claim: the done
--- window plus the attempts window, as its completion may not rewrite it), batch id ('' for full
+-- window plus the hour in which its batch may complete, as its completion may not rewrite it), batch id ('' for full
 -- records), then one argument for all keys: per key '<broker's attempt floor>:<born time ms, 0
 -- unknown>', joined by ',' (one argument rather than two per key: each costs the client and Redis).
 -- Returns per key 'D' | 'X' | 'B:<ms left>' | '?' (unreadable) | 'K:<attempts>:<error>\31<reason>'
@@ -130,8 +130,16 @@ end
 if op == 'claim' then
   local owner, lease, window, compact_window, id = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6]
   -- No id: the caller wants full records (too few keys in this slot for a batch record to pay).
-  local now, now_us = now_ms()
   local n = #KEYS - 2
+  local floors, borns = {}, {}
+  for f, b in string.gmatch(ARGV[7], '(%d+):(%d+)') do
+    floors[#floors + 1], borns[#borns + 1] = tonumber(f), tonumber(b)
+  end
+  -- Checked before anything is written.
+  if #floors ~= n then
+    return redis.error_reply('claim: ' .. #floors .. ' floor:born pairs for ' .. n .. ' keys')
+  end
+  local now, now_us = now_ms()
   local batch_key = KEYS[#KEYS]
   local began = epoch(KEYS[n + 1], now)
   local fresh_value = 'C|' .. owner .. '|' .. d(now + lease) .. '|' .. d(now_us) .. '|0|0|1||' .. SEP .. SEP .. SEP
@@ -141,10 +149,6 @@ if op == 'claim' then
   local batch = nil
   local compact_value = 'c' .. id
   local used = false
-  local floors, borns = {}, {}
-  for f, b in string.gmatch(ARGV[7], '(%d+):(%d+)') do
-    floors[#floors + 1], borns[#borns + 1] = tonumber(f), tonumber(b)
-  end
   local out = {}
   for i = 1, n do
     local key = KEYS[i]

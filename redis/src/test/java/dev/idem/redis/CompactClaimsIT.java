@@ -238,4 +238,20 @@ class CompactClaimsIT {
         assertThat(redisson.<String>getBucket(record, StringCodec.INSTANCE).get()).startsWith("L|a|");
         assertThat(claimOne("order-1", "b")).isInstanceOf(Claim.Busy.class);
     }
+
+    @Test
+    void aBornTimeBefore1970IsReadAsUnknownAndEveryKeyKeepsItsOwnFloor() {
+        List<ClaimRequest> requests = IntStream.rangeClosed(1, 9)
+                .mapToObj(i -> new ClaimRequest(key("order-" + i), i == 1 ? 3 : 0,
+                        i == 1 ? java.time.Instant.ofEpochMilli(-1) : java.time.Instant.now()))
+                .toList();
+
+        List<Claim> claims = store.claim(requests, "a", LEASE);
+
+        assertThat(claims).allMatch(c -> c instanceof Claim.Claimed);
+        // order-1: no record and its born time unknown, so the broker's count stands (3 deliveries).
+        assertThat(((Claim.Claimed) claims.get(0)).attempt()).isEqualTo(3);
+        assertThat(((Claim.Claimed) claims.get(1)).attempt()).isEqualTo(1);
+        assertThat(value(key("order-2"))).startsWith("c");
+    }
 }
