@@ -252,29 +252,28 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         List<String> records = List.copyOf(plan.batches().keySet());
         return completeAsync(plan.single(), records, owner).thenCompose(replies -> {
             Set<IdempotencyKey> refused = new HashSet<>();
-            for (int i = 0; i < plan.single().size(); i++) {
-                if (((Number) replies.get(i)).longValue() != 1) {
-                    refused.add(byRedisKey.get(plan.single().get(i)));
-                }
-            }
+            refused(plan.single(), replies, 0).forEach(key -> refused.add(byRedisKey.get(key)));
             List<String> again = new ArrayList<>();
-            for (int i = 0; i < records.size(); i++) {
-                if (((Number) replies.get(plan.single().size() + i)).longValue() != 1) {
-                    again.addAll(plan.batches().get(records.get(i)));
-                }
-            }
+            refused(records, replies, plan.single().size()).forEach(record -> again.addAll(plan.batches().get(record)));
             if (again.isEmpty()) {
                 return CompletableFuture.completedFuture(refused);
             }
             return completeAsync(again, List.of(), owner).thenApply(more -> {
-                for (int i = 0; i < again.size(); i++) {
-                    if (((Number) more.get(i)).longValue() != 1) {
-                        refused.add(byRedisKey.get(again.get(i)));
-                    }
-                }
+                refused(again, more, 0).forEach(key -> refused.add(byRedisKey.get(key)));
                 return refused;
             });
         });
+    }
+
+    /** The names whose reply, from {@code offset} on in {@code replies}, is not 1. */
+    private static List<String> refused(List<String> names, List<Object> replies, int offset) {
+        List<String> refused = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            if (((Number) replies.get(offset + i)).longValue() != 1) {
+                refused.add(names.get(i));
+            }
+        }
+        return refused;
     }
 
     /** One completion call: {@code single} keys one by one, then whole batch {@code records}. */
