@@ -8,10 +8,6 @@ import dev.idem.core.DuplicateEffectException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.InfrastructureException;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
@@ -60,6 +56,7 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
 
     private final DataSource dataSource;
     private final String table;
+    private final LedgerSchema schema;
     // Set by build(): the table's unique key refuses a copy's insert with an error record() knows.
     private volatile boolean insertIsTheCheck;
     private final Duration retention;
@@ -70,6 +67,7 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
         this.dataSource = b.dataSource;
         this.transactions = b.transactions != null ? b.transactions : LedgerTransactions.of(b.dataSource);
         this.table = b.table;
+        this.schema = new LedgerSchema(b.table);
         this.retention = b.retention;
         this.clock = b.clock;
     }
@@ -95,47 +93,22 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
      */
     public String ddl() {
         try (Connection connection = dataSource.getConnection()) {
-            return ddl(dialect(connection));
+            return schema.ddl(LedgerSchema.dialect(connection));
         } catch (SQLException e) {
             throw new IllegalStateException("cannot read the database's product name: " + e.getMessage(), e);
         }
     }
 
-    /** Creates this ledger's table (and its index) unless it exists. */
+    /**
+     * Creates this ledger's table (and its index) unless it exists. Safe when several processes
+     * run it at once: on PostgreSQL, MySQL and MariaDB it holds a lock named after the table.
+     *
+     * @throws SQLException naming the statement that failed
+     */
     public void createTable() throws SQLException {
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
-            for (String sql : ddl(dialect(connection)).replaceAll("(?m)^--.*$", "").split(";")) {
-                if (!sql.isBlank()) {
-                    statement.execute(sql);
-                }
-            }
+        try (Connection connection = dataSource.getConnection()) {
+            schema.create(connection);
         }
-    }
-
-    private String ddl(String dialect) {
-        String resource = "idem_effect-" + dialect + ".sql";
-        try (InputStream in = JdbcEffectLedger.class.getResourceAsStream(resource)) {
-            String sql = new String(Objects.requireNonNull(in, resource).readAllBytes(), StandardCharsets.UTF_8);
-            // The index is named after the table, so two ledgers in one schema do not clash.
-            return sql.replace("{index}", table.replace('.', '_') + "_applied_at").replace("{table}", table);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + resource, e);
-        }
-    }
-
-    private static String dialect(Connection connection) throws SQLException {
-        String product = connection.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT);
-        if (product.contains("postgres")) {
-            return "postgresql";
-        }
-        if (product.contains("mysql") || product.contains("mariadb")) {
-            return "mysql";
-        }
-        if (product.contains("h2")) {
-            return "h2";
-        }
-        throw new IllegalStateException("no ledger DDL for " + product + " (PostgreSQL, MySQL, MariaDB and H2 "
-                + "are supported); create the table from the PostgreSQL DDL in the README");
     }
 
     @Override
@@ -236,7 +209,7 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
     /** Whether the table's inserts refuse a copy in a way {@link #record} recognises. */
     private static boolean insertIsTheCheck(Connection connection, String table) throws SQLException {
         try {
-            dialect(connection);
+            LedgerSchema.dialect(connection);
         } catch (IllegalStateException e) {
             return false;
         }
@@ -444,6 +417,8 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
          *
          * @throws IllegalArgumentException if the table name is not a plain SQL identifier, the
          *                                  retention is not positive, or the table cannot be read
+         * @throws IllegalStateException    if {@link #createTable(boolean)} is on and a DDL statement
+         *                                  fails (its message names the statement and the database's error)
          */
         public JdbcEffectLedger build() {
             if (table == null || !IDENTIFIER.matcher(table).matches()) {
@@ -455,25 +430,28 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
             }
             Objects.requireNonNull(clock, "clock");
             JdbcEffectLedger ledger = new JdbcEffectLedger(this);
-            try {
-                if (createTable) {
+            if (createTable) {
+                try {
                     ledger.createTable();
+                } catch (SQLException e) {
+                    throw new IllegalStateException("ledger table '" + table + "' could not be created (createTable "
+                            + "is on): " + e.getMessage(), e);
                 }
-                try (Connection connection = dataSource.getConnection();
-                     Statement statement = connection.createStatement()) {
-                    statement.executeQuery("select consumer_group, topic, idempotency_key, fence, applied_at, outcome from "
-                            + table + " where 1 = 0").close();
-                    ledger.insertIsTheCheck = insertIsTheCheck(connection, table);
-                }
-                if (!ledger.insertIsTheCheck) {
-                    LOG.warn("ledger table '{}': no unique key on (consumer_group, topic, idempotency_key) found, or "
-                            + "a database whose duplicate-key error Idem does not know; the ledger is asked before "
-                            + "each handler, and concurrent copies are refused only by such a key (create the "
-                            + "table with ledger.ddl())", table);
-                }
+            }
+            try (Connection connection = dataSource.getConnection();
+                 Statement statement = connection.createStatement()) {
+                statement.executeQuery("select consumer_group, topic, idempotency_key, fence, applied_at, outcome from "
+                        + table + " where 1 = 0").close();
+                ledger.insertIsTheCheck = insertIsTheCheck(connection, table);
             } catch (SQLException e) {
                 throw new IllegalArgumentException("ledger table '" + table + "' cannot be read (missing, in another "
                         + "schema, or not granted; create it with ledger.ddl()): " + e.getMessage(), e);
+            }
+            if (!ledger.insertIsTheCheck) {
+                LOG.warn("ledger table '{}': no unique key on (consumer_group, topic, idempotency_key) found, or "
+                        + "a database whose duplicate-key error Idem does not know; the ledger is asked before "
+                        + "each handler, and concurrent copies are refused only by such a key (create the "
+                        + "table with ledger.ddl())", table);
             }
             return ledger;
         }

@@ -25,6 +25,18 @@ import org.junit.jupiter.api.Test;
 class JdbcEffectLedgerH2Test {
 
     @Test
+    void eightThreadsCreatingTheLedgerAtOnceAllStart() throws Exception {
+        for (int round = 0; round < 10; round++) {
+            String url = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+            try (Connection keepAlive = DriverManager.getConnection(url)) {
+                List<Throwable> failures = ConcurrentCreation.build(LedgerFixture.dataSource(url, "", ""), "idem_effect", 8);
+
+                assertThat(failures).as("round %d: builds that failed", round).isEmpty();
+            }
+        }
+    }
+
+    @Test
     void theH2LedgerRefusesASecondEffect() throws Exception {
         String url = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
         try (Connection keepAlive = DriverManager.getConnection(url)) {

@@ -11,6 +11,11 @@ import dev.idem.core.IdempotencyKey;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -63,6 +68,37 @@ class JdbcEffectLedgerMySqlIT {
     private static Delivery<String> delivery(String topic, String value) {
         return new Delivery<>(new IdempotencyKey("inventory", topic, value), 1, 1,
                 new Envelope(topic, 0, "1", topic + "-0@1", 0, Map.of(), new byte[0]), value);
+    }
+
+    @Test
+    void eightThreadsCreatingTheLedgerAtOnceAllStart() throws Exception {
+        try (Connection connection = dataSource.getConnection()) {
+            connection.createStatement().execute("drop table " + table);
+        }
+        for (int round = 0; round < 5; round++) {
+            List<Throwable> failures = ConcurrentCreation.build(dataSource, table, 8);
+
+            assertThat(failures).as("round %d: builds that failed", round).isEmpty();
+            try (Connection connection = dataSource.getConnection()) {
+                connection.createStatement().execute("drop table " + table);
+            }
+        }
+    }
+
+    @Test
+    void effectsAppliedAfter2038AreRecordedAndPurged() throws Exception {
+        // MySQL's timestamp type ends on 2038-01-19: a ledger still running then must not stop.
+        Instant after2038 = Instant.parse("2040-03-01T12:00:00Z");
+        JdbcEffectLedger later = JdbcEffectLedger.builder(dataSource).table(table)
+                .clock(Clock.fixed(after2038, ZoneOffset.UTC)).build();
+
+        later.<String>transactional((d, tx) -> { }).handle(delivery("orders", "order-2040"));
+
+        assertThat(later.alreadyApplied(delivery("orders", "order-2040"))).isTrue();
+        JdbcEffectLedger muchLater = JdbcEffectLedger.builder(dataSource).table(table)
+                .clock(Clock.fixed(after2038.plus(Duration.ofDays(31)), ZoneOffset.UTC)).build();
+        assertThat(muchLater.purgeExpired(100)).isEqualTo(1);
+        assertThat(later.alreadyApplied(delivery("orders", "order-2040"))).isFalse();
     }
 
     @Test
