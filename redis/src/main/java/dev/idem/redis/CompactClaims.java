@@ -46,9 +46,10 @@ final class CompactClaims {
 
     /**
      * A completion split: batch records each covering all their compact keys ({@code batches}, with
-     * those keys), and the keys to complete one by one.
+     * those keys), and the keys to complete one by one; of those, the ones still compact under a
+     * batch of the completing owner, with that batch's record ({@code ownCompact}).
      */
-    record Plan(Map<String, List<String>> batches, List<String> single) {
+    record Plan(Map<String, List<String>> batches, List<String> single, Map<String, String> ownCompact) {
     }
 
     /** Keys Redis answered as claimed compact, under {@code record}, by {@code owner}. */
@@ -66,8 +67,10 @@ final class CompactClaims {
     }
 
     /**
-     * Redis answered a change {@code owner} asked for: the key is no longer compact under a batch of
-     * {@code owner}'s. A key of another owner's batch is left alone: only its owner changes it.
+     * Redis rewrote the key as a full record for {@code owner} (it answered that the change was
+     * made): the key is no longer compact under a batch of {@code owner}'s. A refused change leaves
+     * the key here: a key whose batch record Redis could not read is refused and stays compact, and a
+     * batch completion must then not cover it. A key of another owner's batch is left alone.
      */
     synchronized void changed(String key, String owner) {
         Batch batch = byKey.get(key);
@@ -94,6 +97,7 @@ final class CompactClaims {
     synchronized Plan plan(Collection<String> keys, String owner) {
         Map<Batch, List<String>> mine = new LinkedHashMap<>();
         List<String> single = new ArrayList<>();
+        Map<String, String> ownCompact = new HashMap<>();
         for (String key : keys) {
             Batch batch = byKey.get(key);
             if (batch == null || !batch.owner.equals(owner)) {
@@ -111,8 +115,9 @@ final class CompactClaims {
                 batches.remove(batch.record);
             } else {
                 single.addAll(covered);
+                covered.forEach(key -> ownCompact.put(key, batch.record));
             }
         });
-        return new Plan(whole, single);
+        return new Plan(whole, single, ownCompact);
     }
 }

@@ -138,12 +138,23 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         return scripts.one(redisKey, type, args(slotOf(redisKey), args).toArray());
     }
 
-    /** A per-key change by {@code owner}: once Redis answered, the key is no longer compact. */
+    /**
+     * A per-key change by {@code owner}: once Redis answered that it made it, the key is a full
+     * record. A refusal (0 or '') leaves the key compact: Redis refuses a compact key whose batch
+     * record it cannot read (a cluster slot being resharded), and rewrote nothing.
+     */
     private <R> R change(IdempotencyKey key, String owner, RScript.ReturnType type, Object... args) {
         String redisKey = redisKey(key);
         R reply = one(redisKey, type, args);
-        compact.changed(redisKey, owner);
+        if (made(reply)) {
+            compact.changed(redisKey, owner);
+        }
         return reply;
+    }
+
+    /** Whether a script's reply says the change was made: 1, or a non-empty text. */
+    private static boolean made(Object reply) {
+        return reply instanceof Number n ? n.longValue() == 1 : reply != null && !reply.toString().isEmpty();
     }
 
     @Override
@@ -176,12 +187,13 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
             if (reply.startsWith("c:")) {
                 compactBySlot.computeIfAbsent(slotOf(keys.get(i)), s -> new ArrayList<>()).add(keys.get(i));
                 replies.set(i, "C" + reply.substring(1));
-            } else {
+            } else if (reply.startsWith("C:") || reply.startsWith("K:")) {
                 full.add(keys.get(i));
             }
         }
         compactBySlot.forEach((slot, compactKeys) -> compact.claimed(batchRecords.get(slot), owner, compactKeys));
         // After: a key answered twice in one call (compact, then claimed again) is a full record.
+        // Only a claimed reply rewrote the key; Done, Busy or Unreadable left it as it was.
         full.forEach(key -> compact.changed(key, owner));
         List<Claim> claims = new ArrayList<>(requests.size());
         String lastReply = null;
@@ -250,15 +262,20 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         keys.forEach(key -> byRedisKey.put(redisKey(key), key));
         CompactClaims.Plan plan = compact.plan(byRedisKey.keySet(), owner);
         List<String> records = List.copyOf(plan.batches().keySet());
-        return completeAsync(plan.single(), records, owner).thenCompose(replies -> {
+        return completeAsync(plan.single(), plan.ownCompact(), records, owner).thenCompose(replies -> {
             Set<IdempotencyKey> refused = new HashSet<>();
             refused(plan.single(), replies, 0).forEach(key -> refused.add(byRedisKey.get(key)));
             List<String> again = new ArrayList<>();
-            refused(records, replies, plan.single().size()).forEach(record -> again.addAll(plan.batches().get(record)));
+            Map<String, String> stillCompact = new HashMap<>();
+            refused(records, replies, plan.single().size()).forEach(record -> plan.batches().get(record).forEach(key -> {
+                again.add(key);
+                stillCompact.put(key, record);
+            }));
             if (again.isEmpty()) {
                 return CompletableFuture.completedFuture(refused);
             }
-            return completeAsync(again, List.of(), owner).thenApply(more -> {
+            // Each key that still names this owner's batch is done; a key taken over is refused.
+            return completeAsync(again, stillCompact, List.of(), owner).thenApply(more -> {
                 refused(again, more, 0).forEach(key -> refused.add(byRedisKey.get(key)));
                 return refused;
             });
@@ -276,17 +293,33 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         return refused;
     }
 
-    /** One completion call: {@code single} keys one by one, then whole batch {@code records}. */
-    private CompletableFuture<List<Object>> completeAsync(List<String> single, List<String> records, String owner) {
+    /**
+     * One completion call: {@code single} keys one by one (those in {@code ownCompact} named with
+     * the owner's batch record they are compact under), then whole batch {@code records}.
+     */
+    private CompletableFuture<List<Object>> completeAsync(List<String> single, Map<String, String> ownCompact,
+                                                          List<String> records, String owner) {
         List<String> all = new ArrayList<>(single);
         all.addAll(records);
         return scripts.manyAsync(all, (slot, group) -> {
             StringBuilder flags = new StringBuilder(group.size());
-            group.forEach(i -> flags.append(i < single.size() ? 'k' : 'b'));
+            StringBuilder ids = new StringBuilder();
+            for (int i : group) {
+                String record = i < single.size() ? ownCompact.get(single.get(i)) : null;
+                flags.append(i >= single.size() ? 'b' : record != null ? 'm' : 'k');
+                if (record != null) {
+                    ids.append(record, record.length() - BatchIds.LENGTH, record.length());
+                }
+            }
             return new RedisScripts.Extra(List.of(), args(slot, "complete", owner, Long.toString(doneWindowMillis),
-                    Long.toString(attemptsWindowMillis), flags.toString(), Long.toString(COMPLETE_WITHIN)));
+                    Long.toString(attemptsWindowMillis), flags.toString(), Long.toString(COMPLETE_WITHIN),
+                    ids.toString(), Long.toString(doneWindowMillis + COMPLETE_WITHIN)));
         }).thenApply(replies -> {
-            single.forEach(key -> compact.changed(key, owner));
+            for (int i = 0; i < single.size(); i++) {
+                if (((Number) replies.get(i)).longValue() == 1) {
+                    compact.changed(single.get(i), owner);
+                }
+            }
             return replies;
         });
     }
@@ -311,8 +344,13 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     @Override
     public void release(Collection<IdempotencyKey> keys, String owner) {
         List<String> redisKeys = keys.stream().map(this::redisKey).toList();
-        scripts.many(redisKeys, (slot, group) -> new RedisScripts.Extra(List.of(), args(slot, "release", owner)));
-        redisKeys.forEach(key -> compact.changed(key, owner));
+        List<Object> replies = scripts.many(redisKeys,
+                (slot, group) -> new RedisScripts.Extra(List.of(), args(slot, "release", owner)));
+        for (int i = 0; i < redisKeys.size(); i++) {
+            if (made(replies.get(i))) {
+                compact.changed(redisKeys.get(i), owner);
+            }
+        }
     }
 
     @Override

@@ -63,12 +63,21 @@ end
 -- by the batch's owner under the batch's lease, uncounted, or done. The batch record outlives its
 -- keys, so a compact key without one is not understood ('?'), never taken for a missing record: its
 -- batch record may be on its way to this node (a cluster resharding), or written under another prefix.
+-- A batch record, false when this node does not hold it, or nil when it cannot tell: during a cluster
+-- resharding, reading a key this node no longer holds raises an error, and a script's writes made
+-- before an error stay. Read with pcall, so no script fails after it wrote.
+local function batch_record(id)
+  local ok, b = pcall(redis.call, 'GET', BP .. id)
+  if not ok or type(b) == 'table' then return nil end
+  return b
+end
+
 local function load(key)
   local v = redis.call('GET', key)
   if not v then return nil end
   local id = string.match(v, '^c(%w%w%w%w%w%w%w%w%w%w%w)$')
   if not id then return decode(v) end
-  local b = redis.call('GET', BP .. id)
+  local b = batch_record(id)
   if not b then return {s = '?'} end
   local done_until = string.match(b, '^D|(%d+)$')
   if done_until then
@@ -258,17 +267,28 @@ if op == 'renew' then
 end
 
 -- complete: ARGV owner, done-window ms, attempts-window ms, then one character per key: 'k' a key,
--- 'b' a batch record whose every compact key this owner completes now (the caller knows it), then
--- how long after its claim a batch record may still complete (its keys live the done window longer).
+-- 'm' a key this owner claimed compact (its batch id follows in the id list), 'b' a batch record
+-- whose every compact key this owner completes now (the caller knows it), then how long after its
+-- claim a batch record may still complete (its keys live the done window longer), then the batch ids
+-- of the 'm' keys, 11 characters each, in order.
 -- Returns per key 1 (done) or 0 (refused: not the owner; for a batch record, complete its keys one
 -- by one). One command in the usual case: SET ... GET writes D and returns what it replaced; when
--- that was not this owner's claim (a lost lease, rare), the old value is put back.
+-- that was not this owner's claim (a lost lease, rare), the old value is put back. A key that still
+-- names the owner's own batch is the owner's, whatever its batch record says or wherever it is: only a
+-- takeover rewrites a compact key, and ids are never reused (SET NX).
 if op == 'complete' then
-  local owner, flags, within = ARGV[2], ARGV[5], tonumber(ARGV[6])
+  local owner, flags, within, ids = ARGV[2], ARGV[5], tonumber(ARGV[6]), ARGV[7]
   local claimed_by_owner = 'C|' .. owner .. '|'
   local out = {}
+  local m = 0
   for i, key in ipairs(KEYS) do
-    if string.sub(flags, i, i) == 'b' then
+    local flag = string.sub(flags, i, i)
+    local own_compact = nil
+    if flag == 'm' then
+      own_compact = 'c' .. string.sub(ids, m * 11 + 1, m * 11 + 11)
+      m = m + 1
+    end
+    if flag == 'b' then
       local now = now_ms()
       local old = redis.call('SET', key, 'D|' .. d(now + tonumber(ARGV[3])), 'KEEPTTL', 'GET')
       local o, f = nil, nil
@@ -284,9 +304,11 @@ if op == 'complete' then
     else
       local old = redis.call('SET', key, 'D', 'PX', ARGV[3], 'GET')
       local mine = old == 'D' or (old and string.sub(old, 1, #claimed_by_owner) == claimed_by_owner)
-      local id = old and string.match(old, '^c(%w%w%w%w%w%w%w%w%w%w%w)$')
-      local b = id and redis.call('GET', BP .. id)
-      if id then
+      local id = old and old ~= own_compact and string.match(old, '^c(%w%w%w%w%w%w%w%w%w%w%w)$')
+      local b = id and batch_record(id)
+      if old and old == own_compact then
+        mine = true
+      elseif id then
         mine = b and (string.sub(b, 1, 2) == 'D|' or string.sub(b, 3, 2 + #owner + 1) == owner .. '|')
       end
       if mine then
@@ -298,6 +320,9 @@ if op == 'complete' then
         elseif b then
           -- Another owner's compact key: back with the time it had left (its batch record's, less the minute).
           redis.call('SET', key, old, 'PX', d(math.max(1, redis.call('PTTL', BP .. id) - 60000)))
+        elseif id then
+          -- A compact key whose batch record is elsewhere: back with the longest time it can have had.
+          redis.call('SET', key, old, 'PX', ARGV[8])
         else
           redis.call('SET', key, old, 'PX', (string.sub(old, 1, 1) == 'X' or id) and ARGV[3] or ARGV[4])
         end

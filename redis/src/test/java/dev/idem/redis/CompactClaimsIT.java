@@ -208,6 +208,25 @@ class CompactClaimsIT {
     }
 
     @Test
+    void aKeyWhoseReleaseWasRefusedForAnUnreadableBatchRecordIsNotCoveredByItsBatch() {
+        List<IdempotencyKey> keys = batch("a", LEASE, 8);
+        String record = prefix + "batch:" + value(keys.get(0)).substring(1);
+        // Given a release refused because the batch record could not be read (as on a cluster node
+        // whose batch record is still on its way): nothing was rewritten
+        redisson.getKeys().rename(record, record + ":away");
+        store.release(List.of(keys.get(7)), "a");
+        redisson.getKeys().rename(record + ":away", record);
+
+        // When the owner completes the other seven
+        assertThat(store.complete(keys.subList(0, 7), "a")).isEmpty();
+
+        // Then they are done, and the released key is still its owner's claim: never done
+        assertThat(claimOne("order-1", "b")).isInstanceOf(Claim.Done.class);
+        assertThat(claimOne("order-8", "b")).isInstanceOf(Claim.Busy.class);
+        assertThat(value(keys.get(0))).as("completed one by one").isEqualTo("D");
+    }
+
+    @Test
     void aBatchIdInUseIsRefusedAndTheCallWritesFullRecords() {
         String id = "Ab3Ab3Ab3Ab";
         redisson.getBucket(prefix + "batch:" + id, StringCodec.INSTANCE).set("L|someone|0|0");
@@ -232,7 +251,8 @@ class CompactClaimsIT {
 
         // Completing no later than 0 ms after the claim: too late, so refused and left as it was.
         List<Object> reply = scripts.many(List.of(record), (slot, group) -> new RedisScripts.Extra(List.of(),
-                List.of("complete", "a", "604800000", "86400000", "b", "0", "86400000", prefix + "batch:")));
+                List.of("complete", "a", "604800000", "86400000", "b", "0", "", "608400000", "86400000",
+                        prefix + "batch:")));
 
         assertThat(((Number) reply.get(0)).longValue()).isZero();
         assertThat(redisson.<String>getBucket(record, StringCodec.INSTANCE).get()).startsWith("L|a|");

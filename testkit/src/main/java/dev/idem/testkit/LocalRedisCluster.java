@@ -118,6 +118,68 @@ public final class LocalRedisCluster implements AutoCloseable {
         return ports.stream().map(port -> Long.parseLong(call(port, "DBSIZE").trim())).toList();
     }
 
+    /** The hash slot of {@code key} ({@code CLUSTER KEYSLOT}). */
+    public int slotOf(String key) {
+        return Integer.parseInt(call(ports.get(0), "CLUSTER", "KEYSLOT", key).trim());
+    }
+
+    /** The index of the node that served {@code slot} when the cluster formed. */
+    public int nodeOf(int slot) {
+        return slot * ports.size() / SLOTS;
+    }
+
+    /**
+     * Starts moving {@code slot} from node {@code from} to node {@code to} (indexes): the target
+     * imports it, the source migrates it, and keys then move with {@link #migrate}. Clients meet
+     * ASK and TRYAGAIN replies until {@link #finishMigration}.
+     */
+    public void beginMigration(int slot, int from, int to) {
+        call(ports.get(to), "CLUSTER", "SETSLOT", Integer.toString(slot), "IMPORTING", nodeId(from));
+        call(ports.get(from), "CLUSTER", "SETSLOT", Integer.toString(slot), "MIGRATING", nodeId(to));
+    }
+
+    /** Moves {@code keys} (of a slot being migrated) from node {@code from} to node {@code to}. */
+    public void migrate(int from, int to, String... keys) {
+        List<String> command = new ArrayList<>(List.of("MIGRATE", "127.0.0.1", Integer.toString(ports.get(to)), "",
+                "0", "5000", "KEYS"));
+        command.addAll(List.of(keys));
+        call(ports.get(from), command.toArray(String[]::new));
+    }
+
+    /** Moves every key of {@code slot} still on node {@code from} to node {@code to}. */
+    public void migrateRest(int slot, int from, int to) {
+        List<String> keys = keysInSlot(from, slot);
+        if (!keys.isEmpty()) {
+            migrate(from, to, keys.toArray(String[]::new));
+        }
+    }
+
+    /** The keys of {@code slot} held by node {@code node}. */
+    public List<String> keysInSlot(int node, int slot) {
+        String listed = call(ports.get(node), "CLUSTER", "GETKEYSINSLOT", Integer.toString(slot), "100000");
+        return listed.isEmpty() ? List.of() : List.of(listed.split("\n"));
+    }
+
+    /** Ends a migration: every node learns that node {@code to} serves {@code slot}. */
+    public void finishMigration(int slot, int to) {
+        for (int port : ports) {
+            call(port, "CLUSTER", "SETSLOT", Integer.toString(slot), "NODE", nodeId(to));
+        }
+    }
+
+    /** The text value of {@code key} on node {@code node}, read without redirection ("" when absent there). */
+    public String valueOn(int node, String key) {
+        try {
+            return call(ports.get(node), "GET", key);
+        } catch (IllegalStateException redirected) {
+            return "";
+        }
+    }
+
+    private String nodeId(int node) {
+        return call(ports.get(node), "CLUSTER", "MYID").trim();
+    }
+
     @Override
     public void close() {
         for (Process process : processes) {
@@ -187,13 +249,26 @@ public final class LocalRedisCluster implements AutoCloseable {
                 throw new IllegalStateException("Redis on port " + port + " refused " + command[0] + ": " + line);
             }
             if (type == '$') {
-                int length = Integer.parseInt(line.substring(1));
-                return length < 0 ? "" : new String(in.readNBytes(length + 2), StandardCharsets.UTF_8).trim();
+                return bulk(in, line);
+            }
+            if (type == '*') {
+                // An array of bulk strings, one per line.
+                int count = Integer.parseInt(line.substring(1));
+                List<String> items = new ArrayList<>();
+                for (int i = 0; i < count; i++) {
+                    items.add(bulk(in, readLine(in)));
+                }
+                return String.join("\n", items);
             }
             return line.substring(1);
         } catch (IOException e) {
             throw new UncheckedIOException("Redis on port " + port + " unreachable", e);
         }
+    }
+
+    private static String bulk(InputStream in, String header) throws IOException {
+        int length = Integer.parseInt(header.substring(1));
+        return length < 0 ? "" : new String(in.readNBytes(length + 2), StandardCharsets.UTF_8).trim();
     }
 
     private static String readLine(InputStream in) throws IOException {
