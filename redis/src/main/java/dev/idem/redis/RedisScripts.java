@@ -1,5 +1,6 @@
 package dev.idem.redis;
 
+import dev.idem.core.internal.Failures;
 import dev.idem.core.spi.ClaimStoreException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -199,10 +200,7 @@ final class RedisScripts {
     }
 
     static String rootMessage(Throwable e) {
-        Throwable t = e;
-        while (t.getCause() != null && t.getCause() != t) {
-            t = t.getCause();
-        }
+        Throwable t = Failures.root(e);
         return t.getMessage() == null ? e.getMessage() : t.getMessage();
     }
 

@@ -6,6 +6,7 @@ import dev.idem.cli.config.Settings;
 import dev.idem.cli.letters.DeadLetterTopic;
 import dev.idem.cli.letters.KafkaDeadLetterTopic;
 import dev.idem.cli.letters.RocketMqDeadLetterTopic;
+import dev.idem.core.internal.Failures;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.spi.ClaimStoreException;
 import dev.idem.redis.RedisClaimStore;
@@ -143,10 +144,7 @@ public final class Connections implements AutoCloseable {
     }
 
     static String rootMessage(Throwable failure) {
-        Throwable root = failure;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
+        Throwable root = Failures.root(failure);
         return root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
     }
 

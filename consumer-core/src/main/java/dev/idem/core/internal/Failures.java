@@ -10,7 +10,11 @@ import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The one place where exceptions are classified and described, bounded. A handler's failure is
@@ -26,6 +30,8 @@ public final class Failures {
             SQLTransientException.class, SQLRecoverableException.class, SQLNonTransientConnectionException.class,
             ConnectException.class, NoRouteToHostException.class, UnknownHostException.class);
 
+    // Causes followed at most: deeper chains are wrappers of wrappers, and a chain may loop (A -> B -> A).
+    private static final int MAX_CAUSES = 32;
     // Header and Redis field sizes: large enough to identify a failure, small enough for headers.
     private static final int MAX_MESSAGE = 500;
     private static final int MAX_STACK_TRACE = 4_000;
@@ -51,10 +57,28 @@ public final class Failures {
         return failure instanceof VirtualMachineError && !(failure instanceof StackOverflowError);
     }
 
+    /**
+     * The failure and its causes, outermost first: each once, at most {@value #MAX_CAUSES}, so a
+     * chain that loops back on itself (A caused by B caused by A) ends.
+     */
+    public static List<Throwable> causes(Throwable failure) {
+        List<Throwable> chain = new ArrayList<>();
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Throwable t = failure; t != null && chain.size() < MAX_CAUSES && seen.add(t); t = t.getCause()) {
+            chain.add(t);
+        }
+        return chain;
+    }
+
+    /** The innermost cause {@link #causes} reaches (the failure itself when it has none). */
+    public static Throwable root(Throwable failure) {
+        List<Throwable> chain = causes(failure);
+        return chain.isEmpty() ? null : chain.get(chain.size() - 1);
+    }
+
     /** The system of record's refusal anywhere in the cause chain (an interceptor may wrap it), or null. */
     public static DuplicateEffectException refusal(Throwable failure) {
-        int depth = 0;
-        for (Throwable t = failure; t != null && depth < 32; t = t.getCause(), depth++) {
+        for (Throwable t : causes(failure)) {
             if (t instanceof DuplicateEffectException refused) {
                 return refused;
             }
@@ -72,7 +96,7 @@ public final class Failures {
         if (isFatal(failure)) {
             return false;
         }
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        for (Throwable t : causes(failure)) {
             if (anyInstance(INFRASTRUCTURE, t) || anyInstance(infrastructure, t)) {
                 return true;
             }
@@ -95,7 +119,7 @@ public final class Failures {
 
     /** Whether retrying cannot help: the exception or one of its causes is of a fatal class. */
     public boolean isFatal(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        for (Throwable t : causes(failure)) {
             if (t instanceof NonRetryableException || anyInstance(fatal, t)) {
                 return true;
             }
@@ -116,7 +140,10 @@ public final class Failures {
     /** The stack trace with its causes, rendered only up to the bound (deep traces are common). */
     public static String stackTrace(Throwable failure) {
         StringBuilder out = new StringBuilder();
-        for (Throwable t = failure; t != null && out.length() < MAX_STACK_TRACE; t = t.getCause() == t ? null : t.getCause()) {
+        for (Throwable t : causes(failure)) {
+            if (out.length() >= MAX_STACK_TRACE) {
+                break;
+            }
             out.append(t == failure ? "" : "Caused by: ").append(t).append('\n');
             for (StackTraceElement frame : t.getStackTrace()) {
                 if (out.length() >= MAX_STACK_TRACE) {

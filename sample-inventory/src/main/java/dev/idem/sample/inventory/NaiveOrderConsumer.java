@@ -147,7 +147,9 @@ public final class NaiveOrderConsumer implements ApplicationEventListener<Startu
     }
 
     private static Rejection rejection(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
+        int depth = 0;
+        // A bounded walk: a cause chain may loop back on itself.
+        for (Throwable t = e; t != null && depth < 32; t = t.getCause(), depth++) {
             if (t instanceof Rejection r) {
                 return r;
             }
