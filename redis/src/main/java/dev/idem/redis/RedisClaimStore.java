@@ -262,7 +262,13 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         keys.forEach(key -> byRedisKey.put(redisKey(key), key));
         CompactClaims.Plan plan = compact.plan(byRedisKey.keySet(), owner);
         List<String> records = List.copyOf(plan.batches().keySet());
-        return completeAsync(plan.single(), plan.ownCompact(), records, owner).thenCompose(replies -> {
+        return completeAsync(plan.single(), plan.ownCompact(), records, owner).whenComplete((replies, failure) -> {
+            if (failure != null) {
+                // No answer (a timeout, a slot moving): the batches planned whole are known again, so
+                // a retry completes their keys as this owner's, wherever their batch records are.
+                plan.batches().forEach((record, batchKeys) -> compact.claimed(record, owner, batchKeys));
+            }
+        }).thenCompose(replies -> {
             Set<IdempotencyKey> refused = new HashSet<>();
             refused(plan.single(), replies, 0).forEach(key -> refused.add(byRedisKey.get(key)));
             List<String> again = new ArrayList<>();
