@@ -55,8 +55,8 @@ final class DlqReplayCommand extends Subcommand {
                 return Idem.OK;
             }
             Replay replay = new Replay(connections, dlt, topic.topic, environment());
-            List<Replay.Plan> plans = selection.letters().stream()
-                    .map(l -> replay.plan(l, selection.previous(l), force)).toList();
+            List<Replay.Plan> plans = Replay.oncePerKey(selection.letters().stream()
+                    .map(l -> replay.plan(l, selection.previous(l), force)).toList());
             long sending = plans.stream().filter(Replay.Plan::send).count();
             if (dryRun) {
                 Table table = new Table("ENTRY", "KEY", "ORIGINAL TOPIC", "WOULD", "WHY");

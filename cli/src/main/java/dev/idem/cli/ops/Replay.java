@@ -8,6 +8,10 @@ import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.spi.ClaimAdmin;
 import dev.idem.core.spi.ClaimRecord;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
@@ -90,6 +94,29 @@ public final class Replay {
             case CLAIMED, FAILED -> new Plan(letter, previous, true, false, "being processed (" + state.name().toLowerCase()
                     + "): sent without reset");
         };
+    }
+
+    /**
+     * The plans of one run with each key sent once: of several entries of one key that would be sent
+     * (a message dead-lettered again after an earlier replay), only the newest, the last one, is; the
+     * others are refused naming it. Sending them all would reset and run the key once per copy.
+     */
+    public static List<Plan> oncePerKey(List<Plan> plans) {
+        Map<IdempotencyKey, Integer> newest = new HashMap<>();
+        for (int i = 0; i < plans.size(); i++) {
+            Plan plan = plans.get(i);
+            if (plan.send()) {
+                newest.put(plan.letter().claimKey().orElseThrow(), i);
+            }
+        }
+        List<Plan> once = new ArrayList<>(plans.size());
+        for (int i = 0; i < plans.size(); i++) {
+            Plan plan = plans.get(i);
+            Integer kept = plan.send() ? newest.get(plan.letter().claimKey().orElseThrow()) : null;
+            once.add(kept == null || kept == i ? plan : new Plan(plan.letter(), plan.previous(), false, false,
+                    "same key as entry " + plans.get(kept).letter().entry() + ", the newest, sent in this run"));
+        }
+        return once;
     }
 
     /** Carries out a plan that sends: reset if dead, forget the ledger's dead row, send, record. */
