@@ -46,8 +46,10 @@ public interface DedupCheck<T> {
      * Remembers, in the system of record, that a key was dead-lettered, so that a redelivery after
      * the claim store lost its record is found here ({@link #alreadyApplied} answers true) and never
      * runs, dead-letters or compensates again. Called after the dead letter is published and before
-     * the compensation runs; a throw defers the message (the letter may then be published twice, the
-     * compensation still runs once). Default: nothing, the claim store alone remembers.
+     * the compensation runs; after a throw the key is marked dead all the same (the letter is never
+     * published again for it), the message is not acknowledged, and the delivery that takes the
+     * compensation over runs it and records it with {@link #compensated}. Default: nothing, the
+     * claim store alone remembers.
      *
      * @throws Exception if the system of record cannot be written
      */
@@ -69,10 +71,12 @@ public interface DedupCheck<T> {
     }
 
     /**
-     * Remembers that the compensation of a key dead-lettered here ran, with its outcome ({@code ok}
-     * or {@code failed: ...}). Called after the hook returned and the claim store recorded the
-     * outcome; a throw is logged (the compensation could then run once more, but only if the claim
-     * store also loses its record). Default: nothing.
+     * Remembers that the compensation of a key dead-lettered here ran, with its outcome ({@code ok},
+     * {@code failed: ...}, or {@code recorded earlier}). Called after the hook returned and the claim
+     * store recorded the outcome, and again for every copy that finds the key dead, so it must be
+     * idempotent and must write the key's record when {@link #deadLettered} could not. A throw
+     * leaves the message unacknowledged (it is never run or compensated again; a copy records it).
+     * Default: nothing.
      *
      * @throws Exception if the system of record cannot be written
      */

@@ -99,6 +99,10 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         Duration lease = Duration.ofSeconds(30);
         // From 1 s to 1 min: five attempts span about 15 s, a failover of a few seconds is ridden out.
         Backoff backoff = Backoff.exponential(Duration.ofSeconds(1), Duration.ofMinutes(1), 0.2);
+        // A handler's infrastructure trouble is deferred, uncounted, this long; then it counts. Rides
+        // out a failover, a restart or a deploy of what the handler calls; a host that is gone for
+        // good holds a Kafka partition no longer than this, then its message goes the failure's way.
+        Duration maxDeferral = Duration.ofMinutes(30);
         final List<Class<? extends Throwable>> fatal = new ArrayList<>();
         final List<Class<? extends Throwable>> infrastructure = new ArrayList<>();
         // A throwing compensation hook is retried this often, then reported.
@@ -176,6 +180,18 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How long a handler's infrastructure trouble ({@link InfrastructureException}, a refused
+         * connection, a transient SQL error) is deferred without counting an attempt, from its first
+         * deferral in this process; after that each such failure counts, so a message that can never
+         * succeed reaches the dead letter instead of blocking its partition. The claim store and the
+         * business check being down are never counted (nothing is known then). Default 30 minutes.
+         */
+        public Builder<T> maxDeferral(Duration maxDeferral) {
+            this.maxDeferral = maxDeferral;
+            return this;
+        }
+
         /** Claim lease, renewed while held; must exceed the worst handler pause. Default 30 s. */
         public Builder<T> lease(Duration lease) {
             this.lease = lease;
@@ -224,7 +240,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
 
         /**
          * Exception classes that mean infrastructure trouble, not the message's fault: the delivery
-         * is deferred (not counted, retried after the backoff), never dead-lettered. Besides
+         * is deferred (not counted, retried after the backoff) for up to {@link #maxDeferral}. Besides
          * {@link InfrastructureException}, transient and connection {@code SQLException}s and refused
          * connections, which always are.
          */
@@ -245,7 +261,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
             return this;
         }
 
-        /** Clock for dead-letter timestamps. Default UTC system clock. */
+        /** Clock for dead-letter timestamps and deferral ages. Default UTC system clock. */
         public Builder<T> clock(Clock clock) {
             this.clock = clock;
             return this;
@@ -300,6 +316,9 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
             }
             if (compensationAttempts < 1) {
                 throw new IllegalArgumentException("compensationAttempts must be >= 1 but was " + compensationAttempts);
+            }
+            if (maxDeferral == null || maxDeferral.isNegative()) {
+                throw new IllegalArgumentException("maxDeferral must be >= 0 but was " + maxDeferral);
             }
             if (lease == null || lease.toMillis() < 100) {
                 throw new IllegalArgumentException("lease must be >= 100ms but was " + lease);

@@ -3,7 +3,8 @@ package dev.idem.core;
 /**
  * Thrown by a handler (or by Idem's own ledger) when infrastructure it depends on is unavailable:
  * the database, a remote service. Not the message's fault: the delivery is deferred (not
- * acknowledged, not counted as an attempt, retried after a backoff), never dead-lettered. Transient
+ * acknowledged, not counted as an attempt, retried after a backoff) for up to
+ * {@code IdempotentProcessor.Builder#maxDeferral}, then counted like any failure. Transient
  * and connection {@code SQLException}s and refused connections are treated the same way without
  * wrapping; list further classes with {@code IdempotentProcessor.Builder#infrastructure}.
  */

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.internal.Deferrals;
 import dev.idem.core.internal.Failures;
 import dev.idem.core.internal.LeaseRenewer;
 import dev.idem.core.internal.Meters;
@@ -63,6 +64,10 @@ final class Protocol<T> implements AutoCloseable {
     // A busy key comes back when its lease ends, the earliest moment it can be ours. Retrying sooner
     // only spends the broker's redelivery count.
     private static final Duration BUSY_RETRY_MIN = Duration.ofMillis(50);
+    // Tries of the compensation's outcome in the system of record, 100 then 200 ms apart: a short
+    // blip passes, and the consumer thread waits at most 0.3 s for a database that is down.
+    private static final int COMPENSATED_WRITES = 3;
+    private static final Duration COMPENSATED_RETRY = Duration.ofMillis(100);
     // A copy of a key that is running on another thread of the same batch comes back this soon.
     private static final Duration SAME_KEY_RETRY = Duration.ofMillis(100);
     // How long opening a batch or closing the processor waits for the previous completion: a Redis
@@ -85,6 +90,8 @@ final class Protocol<T> implements AutoCloseable {
     private final int maxAttempts;
     private final Duration lease;
     private final Backoff backoff;
+    private final Duration maxDeferral;
+    private final Deferrals deferrals = new Deferrals();
     private final Failures failures;
     private final DeadLetterPublisher deadLetters;
     private final Compensation compensation;
@@ -112,12 +119,17 @@ final class Protocol<T> implements AutoCloseable {
         this.maxAttempts = b.maxAttempts;
         this.lease = b.lease;
         this.backoff = b.backoff;
+        this.maxDeferral = b.maxDeferral;
         this.failures = new Failures(b.fatal, b.infrastructure);
         this.deadLetters = b.deadLetters;
         this.compensation = b.compensation;
         this.compensationAttempts = b.compensationAttempts;
         this.clock = b.clock;
         this.meters = meters;
+        meters.oldestDeferral(() -> {
+            Instant now = clock.instant();
+            return deferrals.oldest(now).map(since -> Duration.between(since, now)).orElse(Duration.ZERO);
+        });
         this.onOutcome = b.onOutcome;
         this.renewer = new LeaseRenewer(b.claims, b.lease, meters);
     }
@@ -344,6 +356,14 @@ final class Protocol<T> implements AutoCloseable {
             return new Outcome.Duplicate(key, "recorded as done in the claim store");
         }
         if (claim instanceof Claim.Dead) {
+            // The system of record remembers it too (a no-op without one): a row the compensation
+            // could not write, its database down then, is written before the copy is acknowledged.
+            try {
+                dedupCheck.compensated(deadLetterOf(item, 0, "dead-lettered by an earlier delivery", "", null,
+                        Optional.empty()), "recorded earlier");
+            } catch (Exception e) {
+                return deferred(item, "business check unavailable: " + Failures.describe(e), e);
+            }
             return new Outcome.DeadLettered(key, 0, "dead-lettered by an earlier delivery", true);
         }
         if (claim instanceof Claim.Busy busy) {
@@ -361,7 +381,9 @@ final class Protocol<T> implements AutoCloseable {
             }
             DeadLetter letter = deadLetterOf(item, cut.attempts(), cut.reason(), cut.lastError().orElse(""), null,
                     Optional.empty());
-            compensate(round, letter);
+            if (!compensate(round, letter)) {
+                return unrecorded(item);
+            }
             return new Outcome.DeadLettered(key, cut.attempts(), cut.reason(), true);
         }
         Claim.Claimed claimed = (Claim.Claimed) claim;
@@ -491,10 +513,19 @@ final class Protocol<T> implements AutoCloseable {
                            Throwable failure) {
         IdempotencyKey key = item.key();
         if (failures.isInfrastructure(failure)) {
-            LOG.warn("attempt {} of {} met infrastructure trouble; deferring, not counting it", claimed.attempt(), key,
-                    failure);
-            return release(round, item, deferred(item, "infrastructure unavailable: " + Failures.describe(failure),
-                    failure));
+            // The business check's own store failing is never bounded: nothing is known about the key.
+            Duration age = Failures.isCheckUnavailable(failure) ? Duration.ZERO
+                    : deferrals.handlerTrouble(key, clock.instant());
+            if (age.compareTo(maxDeferral) <= 0) {
+                LOG.warn("attempt {} of {} met infrastructure trouble; deferring, not counting it", claimed.attempt(),
+                        key, failure);
+                return release(round, item, deferred(item, "infrastructure unavailable: " + Failures.describe(failure),
+                        failure));
+            }
+            // Trouble that outlasts the bound is the message's own (a host that is gone, a request
+            // that can never succeed): counted, so it ends in the dead letter instead of blocking.
+            LOG.warn("{} has met infrastructure trouble for {}, longer than maxDeferral ({}); counting it as a failure",
+                    key, age, maxDeferral);
         }
         boolean fatal = failures.isFatal(failure);
         if (fatal || claimed.attempt() >= maxAttempts) {
@@ -567,13 +598,17 @@ final class Protocol<T> implements AutoCloseable {
             return new Outcome.Deferred(key, "dead-letter publish failed", e, delay);
         }
         LOG.error("dead-lettered {} after {} attempt(s): {}", key, attempts, reason, cause);
+        Exception unrecorded = null;
         try {
             // As durable as an applied effect: a Redis loss must not repeat this series.
             dedupCheck.deadLettered(letter);
         } catch (Exception e) {
-            LOG.warn("dead letter for {} published, but the business check could not record it; not acknowledging",
-                    key, e);
-            return release(round, item, deferred(item, "business check unavailable: " + Failures.describe(e), e));
+            // Not a reason to publish again: every redelivery would add a copy for as long as the
+            // system of record is down. The key is marked dead below, and its compensation is left
+            // to the delivery that takes it over after the lease, which records both (decision 0036).
+            LOG.warn("dead letter for {} published, but the business check could not record it; marking it dead, "
+                    + "not acknowledging: the compensation runs and is recorded after its lease", key, e);
+            unrecorded = e;
         }
         try {
             if (!claims.deadLetter(key, round.owner, lease)) {
@@ -590,7 +625,15 @@ final class Protocol<T> implements AutoCloseable {
             LOG.warn("dead letter for {} published, but the claim store did not record it; not acknowledging", key, e);
             return deferred(item, "claim store unavailable", e);
         }
-        compensate(round, letter);
+        if (unrecorded != null) {
+            // Not renewed from now on: a copy is Busy until the compensation lease ends, then takes
+            // the compensation over (Claim.Compensate) and records it, the business check likely back.
+            return deferred(item, "dead letter published; business check unavailable: "
+                    + Failures.describe(unrecorded), unrecorded);
+        }
+        if (!compensate(round, letter)) {
+            return unrecorded(item);
+        }
         return new Outcome.DeadLettered(key, attempts, reason, false);
     }
 
@@ -613,7 +656,9 @@ final class Protocol<T> implements AutoCloseable {
         LOG.warn("{} was dead-lettered earlier but its compensation has no outcome, and the claim store lost "
                 + "its record: compensating now", key);
         DeadLetter letter = deadLetterOf(item, claimed.attempt() - 1, reason, "", null, claimed.firstFailureAt());
-        compensate(round, letter);
+        if (!compensate(round, letter)) {
+            return unrecorded(item);
+        }
         return new Outcome.DeadLettered(key, letter.attempts(), reason, true);
     }
 
@@ -626,8 +671,20 @@ final class Protocol<T> implements AutoCloseable {
                 Failures.stackTrace(cause), firstFailureAt.orElse(now), now);
     }
 
-    /** Runs the compensation hook, a bounded number of times, and records its outcome, once. */
-    private void compensate(Round<T> round, DeadLetter letter) {
+    /**
+     * A dead letter and its compensation that the business check could not record: not
+     * acknowledged, so a copy comes back, finds the key dead, and records it (never runs it again).
+     */
+    private Outcome unrecorded(Prepared<T> item) {
+        return deferred(item, "dead-lettered and compensated; the business check could not record it yet", null);
+    }
+
+    /**
+     * Runs the compensation hook, a bounded number of times, and records its outcome, once.
+     *
+     * @return whether the business check recorded it (always, without one)
+     */
+    private boolean compensate(Round<T> round, DeadLetter letter) {
         IdempotencyKey key = letter.key();
         round.held.add(key);
         String outcome = "ok";
@@ -659,12 +716,34 @@ final class Protocol<T> implements AutoCloseable {
         } finally {
             round.held.drop(key);
         }
-        try {
-            // As durable as the dead letter: a Redis loss must not lose or repeat the compensation.
-            dedupCheck.compensated(letter, outcome);
-        } catch (Exception e) {
-            LOG.warn("compensation outcome '{}' for {} could not be recorded by the business check; it runs once "
-                    + "more only if the claim store also loses its record", outcome, key, e);
+        return recordCompensated(letter, outcome);
+    }
+
+    /**
+     * The compensation's outcome in the system of record, as durable as the dead letter: a Redis loss
+     * (or a replay that resets the claim) must not repeat the compensation. A few tries, since a
+     * lost write is only found again after such a loss.
+     */
+    private boolean recordCompensated(DeadLetter letter, String outcome) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                dedupCheck.compensated(letter, outcome);
+                return true;
+            } catch (Exception e) {
+                if (attempt >= COMPENSATED_WRITES) {
+                    LOG.warn("compensation outcome '{}' for {} could not be recorded by the business check ({} tries); "
+                            + "not acknowledging: a copy records it", outcome, letter.key(), attempt, e);
+                    return false;
+                }
+                try {
+                    TimeUnit.MILLISECONDS.sleep(COMPENSATED_RETRY.toMillis() * attempt);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    LOG.warn("compensation outcome '{}' for {} not recorded by the business check: interrupted",
+                            outcome, letter.key(), e);
+                    return false;
+                }
+            }
         }
     }
 
@@ -679,12 +758,20 @@ final class Protocol<T> implements AutoCloseable {
         return outcome;
     }
 
-    /** Deferred: not acknowledged, not counted; backs off on the broker's own count. */
+    /**
+     * Deferred: not acknowledged, not counted; backs off on the deferrals of the key in a row here,
+     * or on the broker's own count when that is higher (a redelivery to another consumer).
+     */
     private Outcome deferred(Prepared<T> item, String reason, Throwable cause) {
-        return new Outcome.Deferred(item.key(), reason, cause, backoff.delay(Math.max(1, item.envelope().brokerAttempt())));
+        int inRow = deferrals.next(item.key(), clock.instant());
+        return new Outcome.Deferred(item.key(), reason, cause,
+                backoff.delay(Math.max(inRow, item.envelope().brokerAttempt())));
     }
 
     private Outcome record(Prepared<T> item, Outcome outcome) {
+        if (outcome.disposition().acknowledges()) {
+            deferrals.settled(item.key());
+        }
         meters.outcome(item.envelope().topic(), outcome);
         try {
             onOutcome.accept(outcome);

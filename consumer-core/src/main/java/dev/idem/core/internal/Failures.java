@@ -1,5 +1,6 @@
 package dev.idem.core.internal;
 
+import dev.idem.core.CheckUnavailableException;
 import dev.idem.core.DuplicateEffectException;
 import dev.idem.core.InfrastructureException;
 import dev.idem.core.NonRetryableException;
@@ -102,6 +103,16 @@ public final class Failures {
             }
             if (t instanceof SQLException sql && sql.getSQLState() != null
                     && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the business check's own store failed ({@link CheckUnavailableException} in the chain). */
+    public static boolean isCheckUnavailable(Throwable failure) {
+        for (Throwable t : causes(failure)) {
+            if (t instanceof CheckUnavailableException) {
                 return true;
             }
         }

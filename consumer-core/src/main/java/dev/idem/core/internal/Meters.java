@@ -1,7 +1,9 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.Outcome;
+import java.time.Duration;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 
 /**
  * What the processor measures. {@link #NONE} when the application passed no meter registry, so
@@ -41,5 +43,9 @@ public interface Meters {
 
     /** A compensation failed every time it was tried. */
     default void compensationFailed() {
+    }
+
+    /** Watches how long the key deferred the longest in a row has been (zero when none is). */
+    default void oldestDeferral(Supplier<Duration> age) {
     }
 }

@@ -2,20 +2,24 @@ package dev.idem.core.internal;
 
 import dev.idem.core.Outcome;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * Idem's meters in Micrometer, every one tagged with the consumer group: {@code idem.outcomes}
  * (tags topic, outcome), the timers {@code idem.claim} and {@code idem.handler} (histograms, so
  * percentiles are computed where the registry aggregates them), and the counters
  * {@code idem.claimstore.unavailable}, {@code idem.deadletter.publish.failures},
- * {@code idem.lease.lost}, {@code idem.compensation.failures}. Thread-safe.
+ * {@code idem.lease.lost}, {@code idem.compensation.failures}, and the gauge
+ * {@code idem.deferral.oldest.age} (seconds the key deferred longest in a row has been). Thread-safe.
  */
 public final class MicrometerMeters implements Meters {
 
@@ -51,6 +55,13 @@ public final class MicrometerMeters implements Meters {
         this.publishFailures = counter("idem.deadletter.publish.failures");
         this.leaseLost = counter("idem.lease.lost");
         this.compensationFailures = counter("idem.compensation.failures");
+    }
+
+    @Override
+    public void oldestDeferral(Supplier<Duration> age) {
+        Gauge.builder("idem.deferral.oldest.age", () -> age.get().toMillis() / 1000.0).baseUnit("seconds")
+                .description("how long the key deferred longest in a row has been deferred").tags(tags)
+                .strongReference(true).register(registry);
     }
 
     private Counter counter(String name) {

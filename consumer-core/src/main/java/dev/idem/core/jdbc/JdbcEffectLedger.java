@@ -1,5 +1,6 @@
 package dev.idem.core.jdbc;
 
+import dev.idem.core.CheckUnavailableException;
 import dev.idem.core.DeadLetter;
 import dev.idem.core.DedupCheck;
 import dev.idem.core.Delivery;
@@ -7,7 +8,7 @@ import dev.idem.core.DeliveryHandler;
 import dev.idem.core.DuplicateEffectException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentProcessor;
-import dev.idem.core.InfrastructureException;
+import dev.idem.core.NonRetryableException;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
@@ -111,6 +112,10 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
         }
     }
 
+    /**
+     * Whether the key has a row. A key the database cannot hold (a data exception, SQL state class
+     * 22: a NUL character on PostgreSQL, a value longer than its column) has none, and never will.
+     */
     @Override
     public boolean alreadyApplied(Delivery<?> delivery) throws SQLException {
         IdempotencyKey key = delivery.key();
@@ -121,24 +126,38 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
             try (ResultSet rows = select.executeQuery()) {
                 return rows.next();
             }
+        } catch (SQLException e) {
+            if (isDataException(e)) {
+                return false;
+            }
+            throw e;
         }
     }
 
     /**
      * Records the key as dead-lettered (a row with outcome {@code dead}), so {@link #alreadyApplied}
      * finds it after Redis lost its record. A row already there (the key dead-lettered before, or
-     * applied) is left as it is.
+     * applied) is left as it is. A key the database cannot hold (SQL state class 22) gets no row:
+     * it is logged, not thrown, since no retry can write it.
      */
     @Override
     public void deadLettered(DeadLetter deadLetter) throws SQLException {
+        insertDead(deadLetter, "dead");
+    }
+
+    private void insertDead(DeadLetter deadLetter, String outcome) throws SQLException {
         try (Connection connection = dataSource.getConnection();
              PreparedStatement insert = connection.prepareStatement("insert into " + table
-                     + " (consumer_group, topic, idempotency_key, fence, applied_at, outcome) values (?, ?, ?, 0, ?, 'dead')")) {
+                     + " (consumer_group, topic, idempotency_key, fence, applied_at, outcome) values (?, ?, ?, 0, ?, ?)")) {
             bind(insert, deadLetter.key());
             insert.setTimestamp(4, Timestamp.from(clock.instant()));
+            insert.setString(5, outcome);
             insert.executeUpdate();
         } catch (SQLException e) {
-            if (!isDuplicateKey(e)) {
+            if (isDataException(e)) {
+                LOG.warn("ledger table '{}' cannot hold the key of the dead-lettered {}; the claim store alone "
+                        + "remembers it: {}", table, deadLetter.key(), e.getMessage());
+            } else if (!isDuplicateKey(e)) {
                 throw e;
             }
         }
@@ -157,20 +176,37 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
             try (ResultSet rows = select.executeQuery()) {
                 return rows.next();
             }
+        } catch (SQLException e) {
+            if (isDataException(e)) {
+                return false;
+            }
+            throw e;
         }
     }
 
     /**
      * Records that the dead-lettered key's compensation ran (outcome {@code dead-ok}, whether the
-     * hook succeeded or failed every time: it is not run again either way).
+     * hook succeeded or failed every time: it is not run again either way). A key whose
+     * {@link #deadLettered} row could not be written (the database was unreachable then) gets its
+     * row now, as {@code dead-ok}.
      */
     @Override
     public void compensated(DeadLetter deadLetter, String outcome) throws SQLException {
+        int updated;
         try (Connection connection = dataSource.getConnection();
              PreparedStatement update = connection.prepareStatement("update " + table + " set outcome = 'dead-ok'"
                      + " where consumer_group = ? and topic = ? and idempotency_key = ? and outcome = 'dead'")) {
             bind(update, deadLetter.key());
-            update.executeUpdate();
+            updated = update.executeUpdate();
+        } catch (SQLException e) {
+            if (isDataException(e)) {
+                return;
+            }
+            throw e;
+        }
+        if (updated == 0) {
+            // No dead row: written now, or left as it is when the key has a row already.
+            insertDead(deadLetter, "dead-ok");
         }
     }
 
@@ -285,9 +321,47 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
             if (isDuplicateKey(e)) {
                 throw new DuplicateEffectException("effect of " + delivery.key() + " is already in " + table, e);
             }
+            if (isDataException(e) && othersFit(delivery)) {
+                // The message's defect: no retry can store this key (longer than the table's column,
+                // characters the database's encoding lacks), so it goes to the dead letter with the reason.
+                throw new NonRetryableException("ledger table " + table + " cannot hold the key of " + delivery.key()
+                        + ": " + e.getMessage(), e);
+            }
             // Not the message's fault: the table is missing, not granted, or the database is failing.
-            throw new InfrastructureException("cannot write the ledger row to " + table + ": " + e.getMessage(), e);
+            throw new CheckUnavailableException("cannot write the ledger row to " + table + ": " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Whether a row of this delivery's group and topic with a short ASCII key can be written (tried
+     * in a transaction rolled back): then a data exception is about the key, and only the key.
+     * Otherwise (a group longer than its column, a mistyped fence column) it is the table's, and no
+     * message should be dead-lettered for it.
+     */
+    private boolean othersFit(Delivery<?> delivery) {
+        try (Connection connection = dataSource.getConnection()) {
+            connection.setAutoCommit(false);
+            try (PreparedStatement insert = connection.prepareStatement("insert into " + table
+                    + " (consumer_group, topic, idempotency_key, fence, applied_at) values (?, ?, ?, ?, ?)")) {
+                bind(insert, new IdempotencyKey(delivery.key().group(), delivery.key().topic(), "idem-probe"));
+                insert.setLong(4, delivery.fence());
+                insert.setTimestamp(5, Timestamp.from(clock.instant()));
+                insert.executeUpdate();
+                return true;
+            } catch (SQLException e) {
+                return isDuplicateKey(e);
+            } finally {
+                connection.rollback();
+            }
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    /** SQL state class 22: the data itself is refused (a NUL in text, a value too long, an invalid encoding). */
+    private static boolean isDataException(SQLException e) {
+        String state = e.getSQLState();
+        return state != null && state.startsWith("22");
     }
 
     private static boolean isDuplicateKey(SQLException e) {

@@ -1,0 +1,68 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.IdempotencyKey;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The keys this process has deferred in a row (not acknowledged, not counted), each with how often,
+ * since when, and since when its handler met infrastructure trouble: a deferral's backoff grows with
+ * its number (a Kafka record has no delivery count of its own), and a handler's trouble that has
+ * lasted past the bound counts as a failure. Remembers at most {@value #MAX_KEYS} keys, the least
+ * recently deferred forgotten first; a forgotten key starts again at one, which only shortens its
+ * next delay. Thread-safe.
+ */
+public final class Deferrals {
+
+    // Far more keys than are ever deferred at once by one processor (one per Kafka partition, a
+    // few hundred RocketMQ messages in flight), small enough to hold in memory.
+    private static final int MAX_KEYS = 10_000;
+    // A row not deferred again for this long went elsewhere (a rebalance) or was settled by another
+    // consumer: longer than any backoff in use (the default's longest is 1 minute).
+    private static final Duration STALE = Duration.ofMinutes(10);
+
+    private record Row(int count, Instant since, Instant troubleSince, Instant last) {
+    }
+
+    private final Map<IdempotencyKey, Row> rows = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<IdempotencyKey, Row> eldest) {
+            return size() > MAX_KEYS;
+        }
+    };
+
+    /** Records one more deferral of {@code key} at {@code now}; returns its number in the row, from 1. */
+    public synchronized int next(IdempotencyKey key, Instant now) {
+        Row row = rows.get(key);
+        Row next = row == null ? new Row(1, now, null, now) : new Row(row.count + 1, row.since, row.troubleSince, now);
+        rows.put(key, next);
+        return next.count;
+    }
+
+    /**
+     * How long the handler of {@code key} has met infrastructure trouble at {@code now}, counted
+     * from the first time it did in this row (which starts now when it never did).
+     */
+    public synchronized Duration handlerTrouble(IdempotencyKey key, Instant now) {
+        Row row = rows.get(key);
+        if (row == null || row.troubleSince == null) {
+            rows.put(key, row == null ? new Row(0, now, now, now) : new Row(row.count, row.since, now, now));
+            return Duration.ZERO;
+        }
+        return Duration.between(row.troubleSince, now);
+    }
+
+    /** The key was settled (acknowledged): its next deferral starts a new row. */
+    public synchronized void settled(IdempotencyKey key) {
+        rows.remove(key);
+    }
+
+    /** When the longest row of deferrals still going on at {@code now} began, if any; stale rows are dropped. */
+    public synchronized Optional<Instant> oldest(Instant now) {
+        rows.values().removeIf(row -> Duration.between(row.last, now).compareTo(STALE) > 0);
+        return rows.values().stream().map(Row::since).min(Instant::compareTo);
+    }
+}
