@@ -15,7 +15,8 @@ import java.util.Optional;
  * @param messageId     the broker's id, stable across redeliveries (Kafka: {@code topic-partition@offset};
  *                      RocketMQ: the unique client id)
  * @param brokerAttempt the broker's own delivery count (RocketMQ {@code reconsumeTimes + 1}); 0 where unknown
- * @param headers       headers or user properties
+ * @param headers       headers or user properties, as text by {@link KeyText#headerText(byte[])}: the
+ *                      value itself when it is UTF-8 text, else {@code b64:} and its Base64
  * @param body          raw payload bytes
  * @param messageKey    the broker's message key (Kafka record key, RocketMQ keys) as bytes, or null
  * @param timestamp     the broker's timestamp of the message (Kafka record timestamp, RocketMQ born

@@ -6,6 +6,9 @@ import java.util.function.Function;
 /**
  * Where a message's idempotency key comes from. A business key taken from the payload is the
  * recommended way: the broker's message id differs between two sends of the same business event.
+ * Every key, from these sources or from your own, is turned into key text by one rule
+ * ({@link KeyText}): text as it is, anything a store cannot keep as it is (bytes that are not UTF-8,
+ * a NUL, a lone surrogate) as {@code b64:} and its URL-safe Base64, so two keys never become one.
  * Thread-safe.
  *
  * @param <T> payload type
@@ -21,13 +24,20 @@ public interface KeySource<T> {
     /** A business key computed from the decoded payload, e.g. {@code order -> order.id() + ":reserve"}. */
     static <T> KeySource<T> payload(Function<? super T, String> key) {
         Objects.requireNonNull(key, "key");
-        return (envelope, payload) -> key.apply(payload);
+        return (KeySource<T> & KeyTextSource) (envelope, payload) -> KeyText.of(key.apply(payload));
     }
 
-    /** The value of a header (Kafka header, RocketMQ user property). */
+    /**
+     * The value of a header (Kafka header, RocketMQ user property), by the rule of {@link KeyText}:
+     * binary header values (not UTF-8) stay distinct. The envelope's header text is already Base64
+     * where the value was not text ({@link KeyText#headerText}), and is taken as it is then.
+     */
     static <T> KeySource<T> header(String name) {
         Objects.requireNonNull(name, "name");
-        return (envelope, payload) -> envelope.headers().get(name);
+        return (KeySource<T> & KeyTextSource) (envelope, payload) -> {
+            String value = envelope.headers().get(name);
+            return KeyText.isEncoded(value) ? value : KeyText.of(value);
+        };
     }
 
     /**
@@ -35,7 +45,7 @@ public interface KeySource<T> {
      * redeliveries, but a producer that sends the same event twice makes two ids.
      */
     static <T> KeySource<T> messageId() {
-        return (envelope, payload) -> envelope.messageId();
+        return (KeySource<T> & KeyTextSource) (envelope, payload) -> KeyText.of(envelope.messageId());
     }
 
     /**
@@ -45,15 +55,17 @@ public interface KeySource<T> {
      * different binary keys never become one.
      */
     static <T> KeySource<T> messageKey() {
-        return (envelope, payload) -> MessageKeys.text(envelope.messageKey());
+        return (KeySource<T> & KeyTextSource) (envelope, payload) -> KeyText.of(envelope.messageKey());
     }
 
     /** This source, or {@code fallback} when this one finds no key. */
     default KeySource<T> orElse(KeySource<T> fallback) {
         Objects.requireNonNull(fallback, "fallback");
-        return (envelope, payload) -> {
-            String key = keyOf(envelope, payload);
-            return key == null || key.isBlank() ? fallback.keyOf(envelope, payload) : key;
+        KeySource<T> first = KeyTextSource.of(this);
+        KeySource<T> second = KeyTextSource.of(fallback);
+        return (KeySource<T> & KeyTextSource) (envelope, payload) -> {
+            String key = first.keyOf(envelope, payload);
+            return key == null || key.isBlank() ? second.keyOf(envelope, payload) : key;
         };
     }
 }

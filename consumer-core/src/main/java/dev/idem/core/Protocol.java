@@ -115,7 +115,7 @@ final class Protocol<T> implements AutoCloseable {
         this.handler = b.handler;
         this.interceptor = b.interceptor;
         this.codec = b.codec;
-        this.keys = b.keys;
+        this.keys = KeyTextSource.of(b.keys);
         this.maxAttempts = b.maxAttempts;
         this.lease = b.lease;
         this.backoff = b.backoff;

@@ -294,6 +294,22 @@ class IdemKafkaConsumerIT {
     }
 
     @Test
+    void binaryHeaderValuesAsKeysAreDistinctEffects(KafkaBroker kafka, PostgresDatabase postgres, TestNames names)
+            throws Exception {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
+            // Keys come from a binary header (not UTF-8): each value its own event.
+            scenario.keys(KeySource.header("event-id"));
+            scenario.produceWithBinaryHeader(List.of(new byte[] {(byte) 0xFF}, new byte[] {(byte) 0xFE},
+                    new byte[] {(byte) 0xC3, 0x28}), "event-id");
+            scenario.startConsumer(1);
+            scenario.awaitDrained(DRAIN);
+
+            assertThat(scenario.appliedOrder).as("three events, three effects")
+                    .containsExactlyInAnyOrder(scenario.orderId(0), scenario.orderId(1), scenario.orderId(2));
+        }
+    }
+
+    @Test
     void anUndecodableRecordGoesToTheDeadLetterTopicWithItsReasonAndThePartitionMovesOn(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {

@@ -270,6 +270,20 @@ final class KafkaScenario implements AutoCloseable {
         }
     }
 
+    /** One order per value, each with that value (raw bytes) in {@code header}. */
+    void produceWithBinaryHeader(List<byte[]> values, String header) {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all"),
+                new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int i = 0; i < values.size(); i++) {
+                ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, json(new Order(orderId(i), 1)));
+                record.headers().add(header, values.get(i));
+                producer.send(record);
+            }
+            producer.flush();
+        }
+    }
+
     private static String keyOf(byte[] value) {
         String text = new String(value, StandardCharsets.UTF_8);
         int at = text.indexOf("\"id\":\"");

@@ -41,7 +41,7 @@ import org.redisson.api.RedissonClient;
 /**
  * The JDBC ledger failing at the edges of the protocol, on real Redis and PostgreSQL: an outage
  * right after a dead letter is published publishes no second copy, and a key the ledger can never
- * hold (longer than its column) is the message's defect, dead-lettered, instead of a deferral without end.
+ * hold (a NUL character) is the message's defect, dead-lettered, instead of a deferral without end.
  */
 @IdemTestKit
 class LedgerFaultsIT {
@@ -184,5 +184,35 @@ class LedgerFaultsIT {
                 statement.execute("drop table " + table);
             }
         }
+    }
+
+    @Test
+    void keysWithANulOrLoneSurrogatesAreStoredAndAppliedOnceEach(TestNames names) throws Exception {
+        // Given keys PostgreSQL cannot store as text (a NUL) or that UTF-8 turns into '?' (lone surrogates)
+        RedisClaimStore store = RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build();
+        JdbcEffectLedger ledger = JdbcEffectLedger.builder(LedgerFixture.dataSource(postgres.jdbcUrl(),
+                postgres.user(), postgres.password())).build();
+        List<String> keys = new CopyOnWriteArrayList<>();
+        IdempotentProcessor<String> processor = ledger.<String>processor((d, tx) -> keys.add(d.key().value()))
+                .group(names.group()).claims(store).codec(PayloadCodec.utf8())
+                .keys((envelope, payload) -> payload.replace("NUL", "\u0000")
+                        .replace("SUR0", String.valueOf((char) 0xD800)).replace("SUR1", String.valueOf((char) 0xD801)))
+                .deadLetters(deadLetters).compensation(compensated::add).lease(LEASE).build();
+        String prefix = names.topic() + "-";
+
+        // When each is delivered twice
+        List<Outcome> outcomes = new CopyOnWriteArrayList<>();
+        for (int copy = 0; copy < 2; copy++) {
+            for (String body : new String[] {"A NUL B", "SUR0", "SUR1"}) {
+                outcomes.add(processor.process(envelope(prefix + body)));
+            }
+        }
+
+        // Then three effects, each once: no key became another
+        assertThat(keys).hasSize(3).doesNotHaveDuplicates();
+        assertThat(outcomes.subList(0, 3)).allMatch(o -> o instanceof Outcome.Applied);
+        assertThat(outcomes.subList(3, 6)).allMatch(o -> o instanceof Outcome.Duplicate);
+        assertThat(deadLetters.published()).isEmpty();
+        processor.close();
     }
 }

@@ -7,6 +7,8 @@ import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.rocketmq.internal.ClientSettings;
 import dev.idem.rocketmq.internal.InstanceNames;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
@@ -15,6 +17,7 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageConst;
 import org.apache.rocketmq.common.message.MessageExt;
 
 /**
@@ -99,9 +102,14 @@ public final class RocketMqDeadLetterPublisher implements DeadLetterPublisher, A
         if (keys != null && !keys.isBlank()) {
             message.setKeys(keys);
         }
-        // The envelope's headers are the original user properties; headers() leaves out blank values
-        // (RocketMQ refuses them: the whole dead letter would never be published) and earlier idem- ones.
-        deadLetter.headers().forEach((name, value) -> {
+        // The original user properties as they were (the envelope's text encodes a value starting with
+        // b64:), else the envelope's; blank values are left out (RocketMQ refuses them: the whole dead
+        // letter would never be published), and earlier idem- ones, replaced by this letter's.
+        Map<String, String> properties = new LinkedHashMap<>(original.map(MessageExt::getProperties)
+                .orElse(envelope.headers()));
+        properties.keySet().removeIf(name -> MessageConst.STRING_HASH_SET.contains(name) || DeadLetter.isIdemHeader(name));
+        properties.putAll(deadLetter.idemHeaders());
+        properties.forEach((name, value) -> {
             if (!name.isBlank() && value != null && !value.isBlank()) {
                 message.putUserProperty(name, value);
             }

@@ -1,7 +1,7 @@
 package dev.idem.kafka.internal;
 
 import dev.idem.core.Envelope;
-import java.nio.charset.StandardCharsets;
+import dev.idem.core.KeyText;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
@@ -18,8 +18,9 @@ public final class KafkaEnvelopes {
 
     /**
      * The envelope of a record: its offset is the position, {@code topic-partition@offset} the
-     * message id (stable across redeliveries), headers as UTF-8 text (the last value of a repeated
-     * header wins), a null value (tombstone) as an empty body; the record itself travels as the source.
+     * message id (stable across redeliveries), headers as text by {@link KeyText#headerText(byte[])}
+     * (UTF-8 text as it is, other bytes as {@code b64:} and their Base64; the last value of a
+     * repeated header wins), a null value (tombstone) as an empty body; the record itself travels as the source.
      */
     public static Envelope of(ConsumerRecord<byte[], byte[]> record) {
         return of(record, 0);
@@ -32,7 +33,7 @@ public final class KafkaEnvelopes {
     public static Envelope of(ConsumerRecord<byte[], byte[]> record, int brokerAttempt) {
         Map<String, String> headers = new HashMap<>();
         for (Header header : record.headers()) {
-            headers.put(header.key(), header.value() == null ? "" : new String(header.value(), StandardCharsets.UTF_8));
+            headers.put(header.key(), KeyText.headerText(header.value()));
         }
         return new Envelope(record.topic(), record.partition(), Long.toString(record.offset()),
                 record.topic() + "-" + record.partition() + "@" + record.offset(), brokerAttempt, headers,

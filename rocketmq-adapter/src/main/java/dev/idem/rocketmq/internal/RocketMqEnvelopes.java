@@ -1,6 +1,7 @@
 package dev.idem.rocketmq.internal;
 
 import dev.idem.core.Envelope;
+import dev.idem.core.KeyText;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.HashMap;
@@ -19,14 +20,15 @@ public final class RocketMqEnvelopes {
     /**
      * The envelope of a message: queue id and queue offset as partition and position, the unique
      * message id (stable across redeliveries), user properties as headers (RocketMQ's own are
-     * left out), {@code reconsumeTimes + 1} as the broker's attempt count, the keys as message key,
-     * the born time as timestamp, and the message itself as the source.
+     * left out; a value starting with {@code b64:} is encoded by {@link KeyText#headerText(String)}),
+     * {@code reconsumeTimes + 1} as the broker's attempt count, the keys as message key, the born
+     * time as timestamp, and the message itself as the source.
      */
     public static Envelope of(MessageExt message) {
         Map<String, String> headers = new HashMap<>();
         message.getProperties().forEach((name, value) -> {
             if (!MessageConst.STRING_HASH_SET.contains(name) && value != null) {
-                headers.put(name, value);
+                headers.put(name, KeyText.headerText(value));
             }
         });
         String keys = message.getKeys();
