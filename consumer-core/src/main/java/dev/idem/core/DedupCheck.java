@@ -73,10 +73,10 @@ public interface DedupCheck<T> {
     /**
      * Remembers that the compensation of a key dead-lettered here ran, with its outcome ({@code ok},
      * {@code failed: ...}, or {@code recorded earlier}). Called after the hook returned and the claim
-     * store recorded the outcome, and again for every copy that finds the key dead, so it must be
-     * idempotent and must write the key's record when {@link #deadLettered} could not. A throw
-     * leaves the message unacknowledged (it is never run or compensated again; a copy records it).
-     * Default: nothing.
+     * store recorded the outcome, and, when that call threw, again for a copy that finds the key
+     * dead: it must be idempotent and must write the key's record when {@link #deadLettered} could
+     * not. A throw leaves the message unacknowledged (it is never run or compensated again; a copy
+     * records it, for up to {@code maxDeferral}). Default: nothing.
      *
      * @throws Exception if the system of record cannot be written
      */

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -91,7 +92,16 @@ final class Protocol<T> implements AutoCloseable {
     private final Duration lease;
     private final Backoff backoff;
     private final Duration maxDeferral;
-    private final Deferrals deferrals = new Deferrals();
+    private final Deferrals deferrals;
+    // Dead keys this process compensated whose record the business check could not write: their
+    // copies write it before they are acknowledged. Bounded; a key forgotten is acknowledged as before.
+    private final Set<IdempotencyKey> unrecordedDead = Collections.newSetFromMap(Collections.synchronizedMap(
+            new LinkedHashMap<>(16, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<IdempotencyKey, Boolean> eldest) {
+                    return size() > 10_000;
+                }
+            }));
     private final Failures failures;
     private final DeadLetterPublisher deadLetters;
     private final Compensation compensation;
@@ -120,6 +130,10 @@ final class Protocol<T> implements AutoCloseable {
         this.lease = b.lease;
         this.backoff = b.backoff;
         this.maxDeferral = b.maxDeferral;
+        // A row not deferred again for three of the longest delays went to another consumer.
+        Duration longest = b.backoff.delay(64);
+        this.deferrals = new Deferrals(longest.multipliedBy(3).compareTo(Duration.ofMinutes(10)) > 0
+                ? longest.multipliedBy(3) : Duration.ofMinutes(10));
         this.failures = new Failures(b.fatal, b.infrastructure);
         this.deadLetters = b.deadLetters;
         this.compensation = b.compensation;
@@ -356,15 +370,7 @@ final class Protocol<T> implements AutoCloseable {
             return new Outcome.Duplicate(key, "recorded as done in the claim store");
         }
         if (claim instanceof Claim.Dead) {
-            // The system of record remembers it too (a no-op without one): a row the compensation
-            // could not write, its database down then, is written before the copy is acknowledged.
-            try {
-                dedupCheck.compensated(deadLetterOf(item, 0, "dead-lettered by an earlier delivery", "", null,
-                        Optional.empty()), "recorded earlier");
-            } catch (Exception e) {
-                return deferred(item, "business check unavailable: " + Failures.describe(e), e);
-            }
-            return new Outcome.DeadLettered(key, 0, "dead-lettered by an earlier delivery", true);
+            return recordedDead(item);
         }
         if (claim instanceof Claim.Busy busy) {
             return new Outcome.Busy(key, busy.remaining().compareTo(BUSY_RETRY_MIN) < 0 ? BUSY_RETRY_MIN
@@ -672,6 +678,29 @@ final class Protocol<T> implements AutoCloseable {
     }
 
     /**
+     * A copy of a key dead-lettered earlier: acknowledged. When this process compensated it but the
+     * business check could not record it then, the copy records it first; past {@code maxDeferral}
+     * of trying it is acknowledged all the same, with an error (the claim store alone remembers it).
+     */
+    private Outcome recordedDead(Prepared<T> item) {
+        IdempotencyKey key = item.key();
+        String reason = "dead-lettered by an earlier delivery";
+        if (unrecordedDead.contains(key)) {
+            DeadLetter letter = deadLetterOf(item, 0, reason, "", null, Optional.empty());
+            if (!recordCompensated(letter, "recorded earlier")) {
+                Duration trying = deferrals.handlerTrouble(key, clock.instant());
+                if (trying.compareTo(maxDeferral) <= 0) {
+                    return deferred(item, "the business check could not record the dead letter yet", null);
+                }
+                LOG.error("the business check could not record the dead letter of {} for {}; acknowledging: the claim "
+                        + "store alone remembers it", key, trying);
+            }
+            unrecordedDead.remove(key);
+        }
+        return new Outcome.DeadLettered(key, 0, reason, true);
+    }
+
+    /**
      * A dead letter and its compensation that the business check could not record: not
      * acknowledged, so a copy comes back, finds the key dead, and records it (never runs it again).
      */
@@ -706,8 +735,10 @@ final class Protocol<T> implements AutoCloseable {
             LOG.error("compensation for {} failed {} time(s); it will not run again", key, compensationAttempts, last);
             outcome = "failed: " + Failures.describe(last);
         }
+        boolean inStore = false;
         try {
-            if (!claims.recordCompensation(key, round.owner, outcome)) {
+            inStore = claims.recordCompensation(key, round.owner, outcome);
+            if (!inStore) {
                 LOG.warn("compensation for {} ran, but it had passed to another owner (its lease lapsed)", key);
             }
         } catch (ClaimStoreException e) {
@@ -716,7 +747,14 @@ final class Protocol<T> implements AutoCloseable {
         } finally {
             round.held.drop(key);
         }
-        return recordCompensated(letter, outcome);
+        if (recordCompensated(letter, outcome) || !inStore) {
+            // Not recorded in the claim store: a copy would take the compensation over and run it again,
+            // so the message is acknowledged, as before, whatever the business check said.
+            return true;
+        }
+        unrecordedDead.add(key);
+        deferrals.handlerTrouble(key, clock.instant());   // starts the maxDeferral clock of its copies
+        return false;
     }
 
     /**

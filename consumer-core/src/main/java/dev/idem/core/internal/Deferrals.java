@@ -20,13 +20,13 @@ public final class Deferrals {
     // Far more keys than are ever deferred at once by one processor (one per Kafka partition, a
     // few hundred RocketMQ messages in flight), small enough to hold in memory.
     private static final int MAX_KEYS = 10_000;
-    // A row not deferred again for this long went elsewhere (a rebalance) or was settled by another
-    // consumer: longer than any backoff in use (the default's longest is 1 minute).
-    private static final Duration STALE = Duration.ofMinutes(10);
 
     private record Row(int count, Instant since, Instant troubleSince, Instant last) {
     }
 
+    // A row not deferred again for this long went elsewhere (a rebalance) or was settled by another
+    // consumer; longer than any delay between two deliveries of one key.
+    private final Duration stale;
     private final Map<IdempotencyKey, Row> rows = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<IdempotencyKey, Row> eldest) {
@@ -34,9 +34,14 @@ public final class Deferrals {
         }
     };
 
+    /** @param stale how long a row lives without a deferral (longer than the longest delay between deliveries) */
+    public Deferrals(Duration stale) {
+        this.stale = stale;
+    }
+
     /** Records one more deferral of {@code key} at {@code now}; returns its number in the row, from 1. */
     public synchronized int next(IdempotencyKey key, Instant now) {
-        Row row = rows.get(key);
+        Row row = current(key, now);
         Row next = row == null ? new Row(1, now, null, now) : new Row(row.count + 1, row.since, row.troubleSince, now);
         rows.put(key, next);
         return next.count;
@@ -47,12 +52,23 @@ public final class Deferrals {
      * from the first time it did in this row (which starts now when it never did).
      */
     public synchronized Duration handlerTrouble(IdempotencyKey key, Instant now) {
-        Row row = rows.get(key);
+        Row row = current(key, now);
         if (row == null || row.troubleSince == null) {
             rows.put(key, row == null ? new Row(0, now, now, now) : new Row(row.count, row.since, now, now));
             return Duration.ZERO;
         }
+        rows.put(key, new Row(row.count, row.since, row.troubleSince, now));
         return Duration.between(row.troubleSince, now);
+    }
+
+    /** The key's row, unless it went stale (then it is dropped: the key starts a new row). */
+    private Row current(IdempotencyKey key, Instant now) {
+        Row row = rows.get(key);
+        if (row != null && Duration.between(row.last, now).compareTo(stale) > 0) {
+            rows.remove(key);
+            return null;
+        }
+        return row;
     }
 
     /** The key was settled (acknowledged): its next deferral starts a new row. */
@@ -62,7 +78,7 @@ public final class Deferrals {
 
     /** When the longest row of deferrals still going on at {@code now} began, if any; stale rows are dropped. */
     public synchronized Optional<Instant> oldest(Instant now) {
-        rows.values().removeIf(row -> Duration.between(row.last, now).compareTo(STALE) > 0);
+        rows.values().removeIf(row -> Duration.between(row.last, now).compareTo(stale) > 0);
         return rows.values().stream().map(Row::since).min(Instant::compareTo);
     }
 }

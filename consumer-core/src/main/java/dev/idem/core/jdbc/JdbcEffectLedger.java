@@ -340,10 +340,12 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
      */
     private boolean othersFit(Delivery<?> delivery) {
         try (Connection connection = dataSource.getConnection()) {
+            boolean autoCommit = connection.getAutoCommit();
             connection.setAutoCommit(false);
             try (PreparedStatement insert = connection.prepareStatement("insert into " + table
                     + " (consumer_group, topic, idempotency_key, fence, applied_at) values (?, ?, ?, ?, ?)")) {
-                bind(insert, new IdempotencyKey(delivery.key().group(), delivery.key().topic(), "idem-probe"));
+                // A key no message can have: key text never holds '!' after "b64:".
+                bind(insert, new IdempotencyKey(delivery.key().group(), delivery.key().topic(), "b64:!"));
                 insert.setLong(4, delivery.fence());
                 insert.setTimestamp(5, Timestamp.from(clock.instant()));
                 insert.executeUpdate();
@@ -352,6 +354,7 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
                 return isDuplicateKey(e);
             } finally {
                 connection.rollback();
+                connection.setAutoCommit(autoCommit);
             }
         } catch (SQLException e) {
             return false;

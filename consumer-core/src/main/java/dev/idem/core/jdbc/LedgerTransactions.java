@@ -1,6 +1,6 @@
 package dev.idem.core.jdbc;
 
-import dev.idem.core.InfrastructureException;
+import dev.idem.core.CheckUnavailableException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;
@@ -27,7 +27,7 @@ public interface LedgerTransactions {
      * Runs {@code work} in one transaction: commits when it returns, rolls back and rethrows when it
      * throws.
      *
-     * @throws InfrastructureException when no connection can be had
+     * @throws CheckUnavailableException when no connection can be had (never counted against the message)
      */
     void inTransaction(Work work) throws Exception;
 
@@ -39,7 +39,7 @@ public interface LedgerTransactions {
             try {
                 connection = dataSource.getConnection();
             } catch (SQLException e) {
-                throw new InfrastructureException("the ledger's database cannot be reached: " + e.getMessage(), e);
+                throw new CheckUnavailableException("the ledger's database cannot be reached: " + e.getMessage(), e);
             }
             try (connection) {
                 boolean autoCommit = connection.getAutoCommit();
