@@ -121,7 +121,7 @@ class KafkaDeadLettersIT {
 
             // When it replays it again: refused, nothing sent
             Operator.Run again = operator.idem("dlq", "replay", "-b", "kafka", "-t", dlt, "--entry", "0:0", "--yes");
-            assertThat(again.code()).as(again.toString()).isEqualTo(Idem.SOME_FAILED);
+            assertThat(again.code()).as("nothing left to do is not a failure: %s", again).isEqualTo(Idem.OK);
             assertThat(again.out()).contains("refused", "already replayed", "by night-operator@ops-host",
                     "sent 0, refused 1, failed 0");
             assertThat(endOffset(kafka, topic)).isEqualTo(4);

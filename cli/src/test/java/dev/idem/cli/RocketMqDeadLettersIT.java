@@ -106,7 +106,7 @@ class RocketMqDeadLettersIT {
 
             // When it replays it again: refused
             Operator.Run again = operator.idem("dlq", "replay", "-b", "rocketmq", "-t", dlq, "--key", ids.get(0), "--yes");
-            assertThat(again.code()).as(again.toString()).isEqualTo(Idem.SOME_FAILED);
+            assertThat(again.code()).as("nothing left to do is not a failure: %s", again).isEqualTo(Idem.OK);
             assertThat(again.out()).contains("already replayed", "sent 0, refused 1, failed 0");
 
             // When it forces it: sent, and the consumer reports a duplicate

@@ -2,6 +2,7 @@ package dev.idem.cli.commands;
 
 import dev.idem.cli.Idem;
 import dev.idem.cli.ops.Connections;
+import dev.idem.cli.ops.ResetGuard;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.ClaimRecord;
 import java.io.PrintWriter;
@@ -91,12 +92,20 @@ public final class ClaimsCommand implements Runnable {
         @Option(names = "--yes", description = "Do it")
         boolean yes;
 
+        @Option(names = "--force", description = "Reset a key that is running or whose compensation is pending")
+        boolean force;
+
         @Override
         int execute() throws Exception {
             IdempotencyKey key = idempotencyKey();
             confirm(yes, "reset forgets the claim record of " + key);
             try (Connections connections = connect()) {
                 Optional<ClaimRecord> before = connections.claims().inspect(key);
+                Optional<String> refusal = before.flatMap(ResetGuard::refusal);
+                if (refusal.isPresent() && !force) {
+                    err().println("refused: " + key + ": " + refusal.get() + "; --force to reset it anyway");
+                    return Idem.SOME_FAILED;
+                }
                 boolean forgotten = connections.ledger().isPresent() && connections.ledger().get().forgetDeadLetter(key);
                 connections.claims().reset(key);
                 out().println("reset " + key + ": it was " + before.map(r -> r.state().name()).orElse("not recorded")

@@ -18,7 +18,9 @@ import picocli.CommandLine.Option;
         "Send the original messages of dead letters to their original topics, so that each runs once more.",
         "A key still dead is reset first (with --jdbc-url also its dead row in the effect ledger); a key applied "
                 + "since is not, and the consumer reports the message as a duplicate. Each replay is recorded; "
-                + "an entry replayed before is refused unless --force. Sending needs --yes."})
+                + "an entry replayed before is refused unless --force. Sending needs --yes.",
+        "Exit status: 0 when every entry was sent, or refused only because it was replayed before or another "
+                + "entry of its key was sent; 1 when one failed or was refused for another reason; 2 on an error."})
 final class DlqReplayCommand extends Subcommand {
 
     @Mixin
@@ -72,19 +74,23 @@ final class DlqReplayCommand extends Subcommand {
                 err().println("note: no --jdbc-url: a guarded consumer's ledger still remembers dead keys and will "
                         + "report their replays as duplicates");
             }
-            List<Replay.Result> results = send(replay, plans);
+            // Each message's line as its outcome is known: a run cut short has printed what it did.
             Table table = new Table("ENTRY", "KEY", "OUTCOME", "DETAIL");
-            results.forEach(r -> table.row(r.letter().entry(), r.letter().idempotencyKey(), r.outcome(), r.detail()));
-            table.print(out());
+            plans.forEach(p -> table.expect(p.letter().entry(), p.letter().idempotencyKey(), "refused", ""));
+            table.printHeader(out());
+            List<Replay.Result> results = send(replay, plans, table);
             long sent = results.stream().filter(Replay.Result::sent).count();
             long refused = results.stream().filter(r -> r.outcome().equals("refused")).count();
             long failed = results.size() - sent - refused;
             out().println("sent " + sent + ", refused " + refused + ", failed " + failed);
-            return sent == results.size() ? Idem.OK : Idem.SOME_FAILED;
+            // Refusals with nothing left to do (replayed before, or another entry of the key sent) are
+            // not failures: a re-run of a finished replay exits 0.
+            boolean refusedForCause = plans.stream().anyMatch(p -> !p.send() && !p.done());
+            return failed == 0 && !refusedForCause ? Idem.OK : Idem.SOME_FAILED;
         }
     }
 
-    private List<Replay.Result> send(Replay replay, List<Replay.Plan> plans) {
+    private List<Replay.Result> send(Replay replay, List<Replay.Plan> plans, Table table) {
         Pacer pacer = new Pacer(rate);
         Progress progress = new Progress(err(), plans.size(), environment().terminal());
         List<CompletableFuture<Replay.Result>> pending = new ArrayList<>();
@@ -92,7 +98,13 @@ final class DlqReplayCommand extends Subcommand {
             if (plan.send()) {
                 pacer.await();
             }
-            pending.add(replay.execute(plan).whenComplete((result, failure) -> progress.step(result != null && result.sent())));
+            pending.add(replay.execute(plan).whenComplete((result, failure) -> {
+                if (result != null) {
+                    progress.above(() -> table.printRow(out(), result.letter().entry(), result.letter().idempotencyKey(),
+                            result.outcome(), result.detail()));
+                }
+                progress.step(result != null && result.sent());
+            }));
         }
         List<Replay.Result> results = pending.stream().map(CompletableFuture::join).toList();
         progress.finish();

@@ -6,7 +6,9 @@ import java.util.List;
 
 /**
  * A plain text table: a header row, columns padded to their widest cell, long cells cut except in the
- * last column (nothing follows it). Not thread-safe.
+ * last column (nothing follows it). Printed whole ({@link #print}), or streamed row by row as results
+ * come in ({@link #expect}, {@link #printHeader}, {@link #printRow}: thread-safe). Otherwise not
+ * thread-safe.
  */
 final class Table {
 
@@ -15,19 +17,42 @@ final class Table {
 
     private final List<String> header;
     private final List<List<String>> rows = new ArrayList<>();
+    private int[] streamed;
 
     Table(String... header) {
         this.header = List.of(header);
     }
 
     Table row(Object... cells) {
+        rows.add(cells(cells));
+        return this;
+    }
+
+    /** Sizes the columns for a row printed later with {@link #printRow}. */
+    Table expect(Object... cells) {
+        return row(cells);
+    }
+
+    /** Prints the header, its columns as wide as the rows expected, before any row is known. */
+    synchronized void printHeader(PrintWriter out) {
+        streamed = widths();
+        line(out, header, streamed);
+        out.flush();
+    }
+
+    /** Prints one row now, in the columns of {@link #printHeader}: a run cut short keeps what it printed. */
+    synchronized void printRow(PrintWriter out, Object... cells) {
+        line(out, cells(cells), streamed);
+        out.flush();
+    }
+
+    private static List<String> cells(Object... cells) {
         List<String> row = new ArrayList<>();
         for (int i = 0; i < cells.length; i++) {
             String text = cells[i] == null ? "-" : cells[i].toString().replace('\n', ' ').replace('\r', ' ');
             row.add(i == cells.length - 1 ? text : cut(text));
         }
-        rows.add(row);
-        return this;
+        return row;
     }
 
     boolean isEmpty() {
@@ -35,6 +60,12 @@ final class Table {
     }
 
     void print(PrintWriter out) {
+        int[] widths = widths();
+        line(out, header, widths);
+        rows.forEach(row -> line(out, row, widths));
+    }
+
+    private int[] widths() {
         int[] widths = new int[header.size()];
         for (int i = 0; i < widths.length; i++) {
             widths[i] = header.get(i).length();
@@ -42,8 +73,7 @@ final class Table {
                 widths[i] = Math.max(widths[i], row.get(i).length());
             }
         }
-        line(out, header, widths);
-        rows.forEach(row -> line(out, row, widths));
+        return widths;
     }
 
     private static void line(PrintWriter out, List<String> cells, int[] widths) {
@@ -52,7 +82,7 @@ final class Table {
             String cell = cells.get(i);
             line.append(cell);
             if (i < cells.size() - 1) {
-                line.append(" ".repeat(widths[i] - cell.length() + 2));
+                line.append(" ".repeat(Math.max(0, widths[i] - cell.length()) + 2));
             }
         }
         out.println(line);

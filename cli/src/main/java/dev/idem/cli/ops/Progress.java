@@ -52,6 +52,19 @@ public final class Progress {
         }
     }
 
+    /**
+     * Prints a line of output above the bar: the bar's line is cleared first and drawn again at the
+     * next step, so results and the bar do not run into each other on one terminal.
+     */
+    public synchronized void above(Runnable print) {
+        if (drawn) {
+            err.print("\r\u001b[2K");
+            err.flush();
+            drawn = false;
+        }
+        print.run();
+    }
+
     /** Ends the bar's line. */
     public synchronized void finish() {
         if (drawn) {

@@ -47,9 +47,12 @@ public final class Replay {
      * @param previous its replay record, if any
      * @param send     whether it is sent
      * @param reset    whether its key is dead and is reset first
+     * @param done     refused because there is nothing left to do: replayed before, or another entry
+     *                 of its key is sent in this run (not a failure of the run)
      * @param note     what the operator should know: why it is refused, or the key's state
      */
-    public record Plan(Letter letter, Optional<ReplayRecord> previous, boolean send, boolean reset, String note) {
+    public record Plan(Letter letter, Optional<ReplayRecord> previous, boolean send, boolean reset, boolean done,
+                       String note) {
     }
 
     /**
@@ -71,27 +74,27 @@ public final class Replay {
     public Plan plan(Letter letter, Optional<ReplayRecord> previous, boolean force) {
         Optional<IdempotencyKey> key = letter.claimKey();
         if (key.isEmpty()) {
-            return new Plan(letter, previous, false, false, "not an Idem dead letter (no idem- headers)");
+            return new Plan(letter, previous, false, false, false, "not an Idem dead letter (no idem- headers)");
         }
         Optional<ReplayRecord> replayed = previous.filter(r -> r.action().equals(ReplayRecord.REPLAYED));
         if (replayed.isPresent() && !force) {
-            return new Plan(letter, previous, false, false, "already " + replayed.get().summary() + "; --force to send again");
+            return new Plan(letter, previous, false, false, true,
+                    "already " + replayed.get().summary() + "; --force to send again");
         }
         Optional<ClaimRecord> claim = claims.inspect(key.get());
         ClaimRecord.State state = claim.map(ClaimRecord::state).orElse(null);
-        if (state == ClaimRecord.State.DEAD && claim.get().compensation().filter("pending"::equals).isPresent()) {
-            if (!force) {
-                return new Plan(letter, previous, false, false, "its compensation is pending: finish it first "
-                        + "(idem compensations pending --run), or --force to drop it");
-            }
+        // Only a dead key is reset here (a running one is sent without a reset): the guard applies to it.
+        Optional<String> refusal = claim.filter(c -> c.state() == ClaimRecord.State.DEAD).flatMap(ResetGuard::refusal);
+        if (refusal.isPresent() && !force) {
+            return new Plan(letter, previous, false, false, false, refusal.get() + ", or --force to drop it");
         }
         if (state == null) {
-            return new Plan(letter, previous, true, false, "no claim record (expired or reset): sent as it is");
+            return new Plan(letter, previous, true, false, false, "no claim record (expired or reset): sent as it is");
         }
         return switch (state) {
-            case DEAD -> new Plan(letter, previous, true, true, "dead: reset, then sent");
-            case DONE -> new Plan(letter, previous, true, false, "applied since: not reset, the consumer will report a duplicate");
-            case CLAIMED, FAILED -> new Plan(letter, previous, true, false, "being processed (" + state.name().toLowerCase()
+            case DEAD -> new Plan(letter, previous, true, true, false, "dead: reset, then sent");
+            case DONE -> new Plan(letter, previous, true, false, false, "applied since: not reset, the consumer will report a duplicate");
+            case CLAIMED, FAILED -> new Plan(letter, previous, true, false, false, "being processed (" + state.name().toLowerCase()
                     + "): sent without reset");
         };
     }
@@ -113,7 +116,7 @@ public final class Replay {
         for (int i = 0; i < plans.size(); i++) {
             Plan plan = plans.get(i);
             Integer kept = plan.send() ? newest.get(plan.letter().claimKey().orElseThrow()) : null;
-            once.add(kept == null || kept == i ? plan : new Plan(plan.letter(), plan.previous(), false, false,
+            once.add(kept == null || kept == i ? plan : new Plan(plan.letter(), plan.previous(), false, false, true,
                     "same key as entry " + plans.get(kept).letter().entry() + ", the newest, sent in this run"));
         }
         return once;

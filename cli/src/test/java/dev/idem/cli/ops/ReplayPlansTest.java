@@ -13,7 +13,7 @@ class ReplayPlansTest {
     private static Replay.Plan sending(String entry, String key) {
         Letter letter = new Letter(entry, null, new byte[0], List.of(), Map.of("idem-consumer-group", "inventory",
                 "idem-original-topic", "orders", "idem-idempotency-key", key), null, null, null);
-        return new Replay.Plan(letter, Optional.empty(), true, true, "dead: reset, then sent");
+        return new Replay.Plan(letter, Optional.empty(), true, true, false, "dead: reset, then sent");
     }
 
     @Test
@@ -26,5 +26,6 @@ class ReplayPlansTest {
         assertThat(once).extracting(Replay.Plan::send).containsExactly(false, true, false, true);
         assertThat(once.get(0).note()).isEqualTo("same key as entry 0:12, the newest, sent in this run");
         assertThat(once.get(3)).isSameAs(plans.get(3));
+        assertThat(once.get(0).done()).as("not a failure of the run").isTrue();
     }
 }
