@@ -7,19 +7,16 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.testkit.LocalRedisCluster;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 
 /**
  * Compact claims while their slot moves between masters (a resharding): the keys and their batch
@@ -29,28 +26,20 @@ import org.redisson.config.Config;
 class ClusterReshardIT {
 
     private static final Duration LEASE = Duration.ofSeconds(2);
+    private static TestCluster started;
     private static LocalRedisCluster cluster;
     private static RedissonClient redisson;
 
     @BeforeAll
     static void startCluster() {
-        boolean required = String.valueOf(System.getenv("IDEM_TESTKIT_REQUIRE")).contains("redis-cluster");
-        Assumptions.assumeTrue(required || LocalRedisCluster.available(),
-                "redis-server is not on the PATH: no local Redis Cluster can be started");
-        cluster = LocalRedisCluster.start(Path.of("target", "idem-testkit", "redis-cluster"), 3);
-        Config config = new Config();
-        config.useClusterServers().setNodeAddresses(cluster.nodeAddresses());
-        redisson = Redisson.create(config);
+        started = TestCluster.start();
+        cluster = started.cluster;
+        redisson = started.redisson;
     }
 
     @AfterAll
     static void stopCluster() {
-        if (redisson != null) {
-            redisson.shutdown();
-        }
-        if (cluster != null) {
-            cluster.close();
-        }
+        TestCluster.stop(started);
     }
 
     /** Ten keys of one slot (a hash tag), claimed compact by {@code me}. */
@@ -72,27 +61,36 @@ class ClusterReshardIT {
         return RedisClaimStore.builder(redisson).keyPrefix(prefix).build();
     }
 
-    @Test
-    void keysReleasedWhileOnlyTheKeysMovedAreNotCompletedWithTheirBatch() {
-        String prefix = "idem-reshard:" + UUID.randomUUID() + ":";
-        RedisClaimStore store = store(prefix);
+    /**
+     * Ten keys claimed compact by "me"; with their slot half-moved (the keys on the new node, their
+     * batch record on the old one) the owner gives up the last three ({@code giveUp}) and completes
+     * the seven it ran (none refused); then the migration ends. Returns the keys.
+     */
+    private static List<IdempotencyKey> halfMovedSlot(RedisClaimStore store,
+                                                      Consumer<List<IdempotencyKey>> giveUp) {
         List<IdempotencyKey> keys = claimedCompact(store, "me", LEASE);
         String[] redisKeys = keys.stream().map(store::redisKey).toArray(String[]::new);
         int slot = cluster.slotOf(redisKeys[0]);
         int from = cluster.nodeOf(slot);
         int to = (from + 1) % 3;
 
-        // Given the slot half-moved: its keys on the new node, their batch record still on the old one
         cluster.beginMigration(slot, from, to);
         cluster.migrate(from, to, redisKeys);
-        // When the owner releases three keys it never ran and completes the seven it ran
-        store.release(keys.subList(7, 10), "me");
-        Set<IdempotencyKey> refused = store.complete(keys.subList(0, 7), "me");
+        giveUp.accept(keys.subList(7, 10));
+        assertThat(store.complete(keys.subList(0, 7), "me")).as("completions refused").isEmpty();
         cluster.migrateRest(slot, from, to);
         cluster.finishMigration(slot, to);
+        return keys;
+    }
 
-        // Then the seven are done, and the three are claimed again once the lease ends: never Done
-        assertThat(refused).isEmpty();
+    @Test
+    void keysReleasedWhileOnlyTheKeysMovedAreNotCompletedWithTheirBatch() {
+        String prefix = "idem-reshard:" + UUID.randomUUID() + ":";
+        RedisClaimStore store = store(prefix);
+
+        List<IdempotencyKey> keys = halfMovedSlot(store, released -> store.release(released, "me"));
+
+        // The seven are done, and the three are claimed again once the lease ends: never Done
         RedisClaimStore other = store(prefix);
         assertThat(other.claim(requests(keys.subList(0, 7)), "you", LEASE)).allMatch(c -> c instanceof Claim.Done);
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
@@ -104,20 +102,9 @@ class ClusterReshardIT {
     void keysFailedWhileOnlyTheKeysMovedAreNotCompletedWithTheirBatch() {
         String prefix = "idem-reshard:" + UUID.randomUUID() + ":";
         RedisClaimStore store = store(prefix);
-        List<IdempotencyKey> keys = claimedCompact(store, "me", LEASE);
-        String[] redisKeys = keys.stream().map(store::redisKey).toArray(String[]::new);
-        int slot = cluster.slotOf(redisKeys[0]);
-        int from = cluster.nodeOf(slot);
-        int to = (from + 1) % 3;
 
-        cluster.beginMigration(slot, from, to);
-        cluster.migrate(from, to, redisKeys);
-        keys.subList(7, 10).forEach(key -> store.fail(key, "me", "boom"));
-        Set<IdempotencyKey> refused = store.complete(keys.subList(0, 7), "me");
-        cluster.migrateRest(slot, from, to);
-        cluster.finishMigration(slot, to);
+        List<IdempotencyKey> keys = halfMovedSlot(store, failed -> failed.forEach(key -> store.fail(key, "me", "boom")));
 
-        assertThat(refused).isEmpty();
         RedisClaimStore other = store(prefix);
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
                 assertThat(other.claim(requests(keys.subList(7, 10)), "you", LEASE))

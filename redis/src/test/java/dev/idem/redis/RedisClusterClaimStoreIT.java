@@ -8,44 +8,32 @@ import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreContract;
 import dev.idem.testkit.LocalRedisCluster;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
-import org.redisson.config.Config;
 
 /** The whole claim store contract, plus cross-slot batches, on a 3-master Redis Cluster. */
 class RedisClusterClaimStoreIT extends ClaimStoreContract {
 
+    private static TestCluster started;
     private static LocalRedisCluster cluster;
     private static RedissonClient redisson;
 
     @BeforeAll
     static void startCluster() {
-        boolean required = String.valueOf(System.getenv("IDEM_TESTKIT_REQUIRE")).contains("redis-cluster");
-        Assumptions.assumeTrue(required || LocalRedisCluster.available(),
-                "redis-server is not on the PATH: no local Redis Cluster can be started");
-        cluster = LocalRedisCluster.start(Path.of("target", "idem-testkit", "redis-cluster"), 3);
-        Config config = new Config();
-        config.useClusterServers().setNodeAddresses(cluster.nodeAddresses());
-        redisson = Redisson.create(config);
+        started = TestCluster.start();
+        cluster = started.cluster;
+        redisson = started.redisson;
     }
 
     @AfterAll
     static void stopCluster() {
-        if (redisson != null) {
-            redisson.shutdown();
-        }
-        if (cluster != null) {
-            cluster.close();
-        }
+        TestCluster.stop(started);
     }
 
     @Override
