@@ -115,6 +115,14 @@ public final class KeyText {
 
     /** The bytes as UTF-8 text, or null when they are not UTF-8. */
     private static String strictUtf8(byte[] bytes) {
+        boolean ascii = true;
+        for (byte b : bytes) {
+            ascii &= b >= 0;
+        }
+        if (ascii) {
+            // The usual header or key (ids, trace context): valid UTF-8, no decoder to allocate.
+            return new String(bytes, StandardCharsets.US_ASCII);
+        }
         try {
             return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();

@@ -16,7 +16,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -65,10 +64,6 @@ final class Protocol<T> implements AutoCloseable {
     // A busy key comes back when its lease ends, the earliest moment it can be ours. Retrying sooner
     // only spends the broker's redelivery count.
     private static final Duration BUSY_RETRY_MIN = Duration.ofMillis(50);
-    // Tries of the compensation's outcome in the system of record, 100 then 200 ms apart: a short
-    // blip passes, and the consumer thread waits at most 0.3 s for a database that is down.
-    private static final int COMPENSATED_WRITES = 3;
-    private static final Duration COMPENSATED_RETRY = Duration.ofMillis(100);
     // A copy of a key that is running on another thread of the same batch comes back this soon.
     private static final Duration SAME_KEY_RETRY = Duration.ofMillis(100);
     // How long opening a batch or closing the processor waits for the previous completion: a Redis
@@ -93,15 +88,7 @@ final class Protocol<T> implements AutoCloseable {
     private final Backoff backoff;
     private final Duration maxDeferral;
     private final Deferrals deferrals;
-    // Dead keys this process compensated whose record the business check could not write: their
-    // copies write it before they are acknowledged. Bounded; a key forgotten is acknowledged as before.
-    private final Set<IdempotencyKey> unrecordedDead = Collections.newSetFromMap(Collections.synchronizedMap(
-            new LinkedHashMap<>(16, 0.75f, false) {
-                @Override
-                protected boolean removeEldestEntry(Map.Entry<IdempotencyKey, Boolean> eldest) {
-                    return size() > 10_000;
-                }
-            }));
+    private final CompensationRecords records;
     private final Failures failures;
     private final DeadLetterPublisher deadLetters;
     private final Compensation compensation;
@@ -122,6 +109,7 @@ final class Protocol<T> implements AutoCloseable {
         this.claims = b.claims;
         this.dedupCheck = b.dedupCheck;
         this.checkFirst = !b.dedupCheck.refusesDuplicates(b.handler);
+        this.records = new CompensationRecords(b.dedupCheck);
         this.handler = b.handler;
         this.interceptor = b.interceptor;
         this.codec = b.codec;
@@ -130,10 +118,7 @@ final class Protocol<T> implements AutoCloseable {
         this.lease = b.lease;
         this.backoff = b.backoff;
         this.maxDeferral = b.maxDeferral;
-        // A row not deferred again for three of the longest delays went to another consumer.
-        Duration longest = b.backoff.delay(64);
-        this.deferrals = new Deferrals(longest.multipliedBy(3).compareTo(Duration.ofMinutes(10)) > 0
-                ? longest.multipliedBy(3) : Duration.ofMinutes(10));
+        this.deferrals = new Deferrals(b.backoff.delay(64));
         this.failures = new Failures(b.fatal, b.infrastructure);
         this.deadLetters = b.deadLetters;
         this.compensation = b.compensation;
@@ -685,9 +670,9 @@ final class Protocol<T> implements AutoCloseable {
     private Outcome recordedDead(Prepared<T> item) {
         IdempotencyKey key = item.key();
         String reason = "dead-lettered by an earlier delivery";
-        if (unrecordedDead.contains(key)) {
+        if (records.isUnwritten(key)) {
             DeadLetter letter = deadLetterOf(item, 0, reason, "", null, Optional.empty());
-            if (!recordCompensated(letter, "recorded earlier")) {
+            if (!records.write(letter, "recorded earlier")) {
                 Duration trying = deferrals.handlerTrouble(key, clock.instant());
                 if (trying.compareTo(maxDeferral) <= 0) {
                     return deferred(item, "the business check could not record the dead letter yet", null);
@@ -695,7 +680,7 @@ final class Protocol<T> implements AutoCloseable {
                 LOG.error("the business check could not record the dead letter of {} for {}; acknowledging: the claim "
                         + "store alone remembers it", key, trying);
             }
-            unrecordedDead.remove(key);
+            records.settled(key);
         }
         return new Outcome.DeadLettered(key, 0, reason, true);
     }
@@ -747,42 +732,14 @@ final class Protocol<T> implements AutoCloseable {
         } finally {
             round.held.drop(key);
         }
-        if (recordCompensated(letter, outcome) || !inStore) {
+        if (records.write(letter, outcome) || !inStore) {
             // Not recorded in the claim store: a copy would take the compensation over and run it again,
             // so the message is acknowledged, as before, whatever the business check said.
             return true;
         }
-        unrecordedDead.add(key);
+        records.unwritten(key);
         deferrals.handlerTrouble(key, clock.instant());   // starts the maxDeferral clock of its copies
         return false;
-    }
-
-    /**
-     * The compensation's outcome in the system of record, as durable as the dead letter: a Redis loss
-     * (or a replay that resets the claim) must not repeat the compensation. A few tries, since a
-     * lost write is only found again after such a loss.
-     */
-    private boolean recordCompensated(DeadLetter letter, String outcome) {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                dedupCheck.compensated(letter, outcome);
-                return true;
-            } catch (Exception e) {
-                if (attempt >= COMPENSATED_WRITES) {
-                    LOG.warn("compensation outcome '{}' for {} could not be recorded by the business check ({} tries); "
-                            + "not acknowledging: a copy records it", outcome, letter.key(), attempt, e);
-                    return false;
-                }
-                try {
-                    TimeUnit.MILLISECONDS.sleep(COMPENSATED_RETRY.toMillis() * attempt);
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    LOG.warn("compensation outcome '{}' for {} not recorded by the business check: interrupted",
-                            outcome, letter.key(), e);
-                    return false;
-                }
-            }
-        }
     }
 
     /** Hands a claim back uncounted (infrastructure trouble: not the message's fault). */

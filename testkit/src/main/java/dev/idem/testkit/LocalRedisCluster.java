@@ -167,15 +167,6 @@ public final class LocalRedisCluster implements AutoCloseable {
         }
     }
 
-    /** The text value of {@code key} on node {@code node}, read without redirection ("" when absent there). */
-    public String valueOn(int node, String key) {
-        try {
-            return call(ports.get(node), "GET", key);
-        } catch (IllegalStateException redirected) {
-            return "";
-        }
-    }
-
     private String nodeId(int node) {
         return call(ports.get(node), "CLUSTER", "MYID").trim();
     }

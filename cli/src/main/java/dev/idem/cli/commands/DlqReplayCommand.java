@@ -76,6 +76,7 @@ final class DlqReplayCommand extends Subcommand {
             }
             // Each message's line as its outcome is known: a run cut short has printed what it did.
             Table table = new Table("ENTRY", "KEY", "OUTCOME", "DETAIL");
+            // "refused" is the widest outcome; details go last, where no width is needed.
             plans.forEach(p -> table.expect(p.letter().entry(), p.letter().idempotencyKey(), "refused", ""));
             table.printHeader(out());
             List<Replay.Result> results = send(replay, plans, table);

@@ -33,10 +33,17 @@ public final class Deferrals {
             return size() > MAX_KEYS;
         }
     };
+    // Rows held, written under the lock: every acknowledged message settles its key, and almost none
+    // was deferred, so settling reads this instead of taking the lock.
+    private volatile int held;
 
-    /** @param stale how long a row lives without a deferral (longer than the longest delay between deliveries) */
-    public Deferrals(Duration stale) {
-        this.stale = stale;
+    /**
+     * @param longestDelay the backoff's longest delay: a row lives three of them without a deferral
+     *                     (and at least 10 minutes) before it is taken for gone
+     */
+    public Deferrals(Duration longestDelay) {
+        Duration three = longestDelay.multipliedBy(3);
+        this.stale = three.compareTo(Duration.ofMinutes(10)) > 0 ? three : Duration.ofMinutes(10);
     }
 
     /** Records one more deferral of {@code key} at {@code now}; returns its number in the row, from 1. */
@@ -44,6 +51,7 @@ public final class Deferrals {
         Row row = current(key, now);
         Row next = row == null ? new Row(1, now, null, now) : new Row(row.count + 1, row.since, row.troubleSince, now);
         rows.put(key, next);
+        held = rows.size();
         return next.count;
     }
 
@@ -55,6 +63,7 @@ public final class Deferrals {
         Row row = current(key, now);
         if (row == null || row.troubleSince == null) {
             rows.put(key, row == null ? new Row(0, now, now, now) : new Row(row.count, row.since, now, now));
+            held = rows.size();
             return Duration.ZERO;
         }
         rows.put(key, new Row(row.count, row.since, row.troubleSince, now));
@@ -66,19 +75,27 @@ public final class Deferrals {
         Row row = rows.get(key);
         if (row != null && Duration.between(row.last, now).compareTo(stale) > 0) {
             rows.remove(key);
+            held = rows.size();
             return null;
         }
         return row;
     }
 
     /** The key was settled (acknowledged): its next deferral starts a new row. */
-    public synchronized void settled(IdempotencyKey key) {
-        rows.remove(key);
+    public void settled(IdempotencyKey key) {
+        if (held == 0) {
+            return;
+        }
+        synchronized (this) {
+            rows.remove(key);
+            held = rows.size();
+        }
     }
 
     /** When the longest row of deferrals still going on at {@code now} began, if any; stale rows are dropped. */
     public synchronized Optional<Instant> oldest(Instant now) {
         rows.values().removeIf(row -> Duration.between(row.last, now).compareTo(stale) > 0);
+        held = rows.size();
         return rows.values().stream().map(Row::since).min(Instant::compareTo);
     }
 }

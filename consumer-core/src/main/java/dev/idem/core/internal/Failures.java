@@ -79,9 +79,13 @@ public final class Failures {
 
     /** The system of record's refusal anywhere in the cause chain (an interceptor may wrap it), or null. */
     public static DuplicateEffectException refusal(Throwable failure) {
+        return find(failure, DuplicateEffectException.class);
+    }
+
+    private static <E extends Throwable> E find(Throwable failure, Class<E> type) {
         for (Throwable t : causes(failure)) {
-            if (t instanceof DuplicateEffectException refused) {
-                return refused;
+            if (type.isInstance(t)) {
+                return type.cast(t);
             }
         }
         return null;
@@ -111,12 +115,7 @@ public final class Failures {
 
     /** Whether the business check's own store failed ({@link CheckUnavailableException} in the chain). */
     public static boolean isCheckUnavailable(Throwable failure) {
-        for (Throwable t : causes(failure)) {
-            if (t instanceof CheckUnavailableException) {
-                return true;
-            }
-        }
-        return false;
+        return find(failure, CheckUnavailableException.class) != null;
     }
 
     private static boolean anyInstance(List<Class<? extends Throwable>> types, Throwable t) {
