@@ -92,7 +92,7 @@ class BadInputIT {
                 kafka.bootstrapServers())).build()) {
             Envelope original = new Envelope(topic, 0, "0", topic + "-0@0", 1, Map.of(), new Order("o-1", 1).json(),
                     "o-1".getBytes(StandardCharsets.UTF_8));
-            publisher.publish(new DeadLetter(new IdempotencyKey(names.group(), topic, "o-1"), original, 5,
+            publisher.publish(new DeadLetter(new IdempotencyKey(names.group(), topic, "o-1"), 1L, original, 5,
                     "attempts exhausted", IllegalStateException.class.getName(), "boom", "", Instant.now(), Instant.now()));
         }
         Path launcher = Path.of(System.getProperty("idem.cli.distribution"), "bin", "idem");

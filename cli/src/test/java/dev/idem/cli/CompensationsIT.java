@@ -69,7 +69,8 @@ class CompensationsIT {
                 kafka.bootstrapServers())).build()) {
             Envelope original = new Envelope(topic, 0, "0", topic + "-0@0", 1, Map.of("trace-id", "t"),
                     new Order(id, 1).json(), id.getBytes(StandardCharsets.UTF_8));
-            publisher.publish(new DeadLetter(key, original, 5, "attempts exhausted", IllegalStateException.class.getName(),
+            publisher.publish(new DeadLetter(key, 1L, original, 5, "attempts exhausted",
+                    IllegalStateException.class.getName(),
                     "no stock", "", Instant.now(), Instant.now()));
         }
         assertThat(effects.claims.deadLetter(key, crashed, Duration.ofMillis(500))).isTrue();
@@ -133,7 +134,8 @@ class CompensationsIT {
                 names.group(), DeadLetterRouting.suffix("_DLQ"))) {
             Envelope original = new Envelope(topic, 0, "0", "msg-" + id, 1, Map.of("trace-id", "t"),
                     new Order(id, 1).json(), id.getBytes(StandardCharsets.UTF_8));
-            publisher.publish(new DeadLetter(key, original, 5, "attempts exhausted", IllegalStateException.class.getName(),
+            publisher.publish(new DeadLetter(key, 1L, original, 5, "attempts exhausted",
+                    IllegalStateException.class.getName(),
                     "no stock", "", Instant.now(), Instant.now()));
         }
         assertThat(effects.claims.deadLetter(key, crashed, Duration.ofMillis(500))).isTrue();

@@ -115,7 +115,8 @@ class ScanBenchmarkIT {
         Envelope envelope = new Envelope(names.topic(), i % 3, Integer.toString(i), names.topic() + "@" + i, 1, Map.of(),
                 new Order(id, 1).json(), id.getBytes(StandardCharsets.UTF_8));
         String exception = i % 10 == 0 ? "java.util.concurrent.TimeoutException" : "java.lang.IllegalStateException";
-        return new DeadLetter(new IdempotencyKey(names.group(), names.topic(), id), envelope, 5, "attempts exhausted",
+        return new DeadLetter(new IdempotencyKey(names.group(), names.topic(), id), 1L, envelope, 5,
+                "attempts exhausted",
                 exception, "no stock for " + id, STACK_TRACE, Instant.now(), Instant.now());
     }
 

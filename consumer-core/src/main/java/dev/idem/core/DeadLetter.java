@@ -1,6 +1,10 @@
 package dev.idem.core;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -9,6 +13,8 @@ import java.util.Objects;
  * A message on its way to the dead-letter topic, with why it got there. Immutable.
  *
  * @param key              idempotency key
+ * @param fence            fencing token of the claim that dead-lettered the key (0 when unknown, as
+ *                         in a letter read back from its topic without Idem's headers)
  * @param envelope         the original message
  * @param attempts         handler attempts made
  * @param reason           why it was dead-lettered ("attempts exhausted", "undecodable payload", ...)
@@ -18,7 +24,7 @@ import java.util.Objects;
  * @param firstFailureAt   when the first failure was recorded
  * @param lastFailureAt    when the last failure happened
  */
-public record DeadLetter(IdempotencyKey key, Envelope envelope, int attempts, String reason,
+public record DeadLetter(IdempotencyKey key, long fence, Envelope envelope, int attempts, String reason,
                          String exceptionClass, String exceptionMessage, String stackTrace,
                          Instant firstFailureAt, Instant lastFailureAt) {
 
@@ -38,8 +44,30 @@ public record DeadLetter(IdempotencyKey key, Envelope envelope, int attempts, St
     }
 
     /**
+     * Names this dead-lettering of the key: the same on every run of its compensation, a run taken
+     * over after a crash included, and another for a later dead-lettering of the same key (after a
+     * replay, say). A hook whose effect is outside the ledger's transaction (an email, a call to a
+     * payment provider) dedupes on it: its hook can run twice when its process dies between the
+     * hook's return and the record of its outcome. 32 hexadecimal digits (128 bits of a SHA-256
+     * of the key and the fence).
+     */
+    public String compensationId() {
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
+        for (String part : new String[] {key.group(), key.topic(), key.value(), Long.toString(fence)}) {
+            sha.update(part.getBytes(StandardCharsets.UTF_8));
+            sha.update((byte) 0);
+        }
+        return HexFormat.of().formatHex(sha.digest(), 0, 16);
+    }
+
+    /**
      * Idem's own headers, one contract for both brokers: original topic, partition, offset and
-     * message id, consumer group, idempotency key, attempts, reason, exception class, message and
+     * message id, consumer group, idempotency key, compensation id, attempts, reason, exception class, message and
      * bounded stack trace, first and last failure time. A header with no value (no exception, say)
      * is left out, never sent blank: RocketMQ refuses blank properties.
      */
@@ -51,6 +79,7 @@ public record DeadLetter(IdempotencyKey key, Envelope envelope, int attempts, St
         put(headers, "original-message-id", envelope.messageId());
         put(headers, "consumer-group", key.group());
         put(headers, "idempotency-key", key.value());
+        put(headers, "compensation-id", compensationId());
         put(headers, "attempts", Integer.toString(attempts));
         put(headers, "reason", reason);
         put(headers, "exception-class", exceptionClass);

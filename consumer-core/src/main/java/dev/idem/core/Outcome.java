@@ -50,7 +50,7 @@ public sealed interface Outcome {
     record Busy(IdempotencyKey key, Duration retryAfter) implements Outcome {
         @Override
         public Disposition disposition() {
-            return Disposition.redeliverAfter(retryAfter);
+            return new Disposition(Disposition.Action.BUSY, retryAfter);
         }
     }
 
@@ -64,7 +64,7 @@ public sealed interface Outcome {
     record Retrying(IdempotencyKey key, int attempt, Throwable cause, Duration delay) implements Outcome {
         @Override
         public Disposition disposition() {
-            return Disposition.redeliverAfter(delay);
+            return new Disposition(Disposition.Action.RETRY, delay);
         }
     }
 
@@ -79,7 +79,7 @@ public sealed interface Outcome {
     record Deferred(IdempotencyKey key, String reason, Throwable cause, Duration delay) implements Outcome {
         @Override
         public Disposition disposition() {
-            return Disposition.redeliverAfter(delay);
+            return new Disposition(Disposition.Action.DEFER, delay);
         }
     }
 

@@ -370,8 +370,8 @@ final class Protocol<T> implements AutoCloseable {
             if (round.held.lost(key) || (round.held.mayHaveExpired(key) && !confirmRenewed(round, key))) {
                 return leaseLostBeforeStart(key);
             }
-            DeadLetter letter = deadLetterOf(item, cut.attempts(), cut.reason(), cut.lastError().orElse(""), null,
-                    Optional.empty());
+            DeadLetter letter = deadLetterOf(item, cut.fence(), cut.attempts(), cut.reason(),
+                    cut.lastError().orElse(""), null, Optional.empty());
             if (!compensate(round, letter)) {
                 return unrecorded(item);
             }
@@ -572,7 +572,8 @@ final class Protocol<T> implements AutoCloseable {
         } catch (ClaimStoreException e) {
             return deferred(item, "claim store unavailable", e);
         }
-        DeadLetter letter = deadLetterOf(item, attempts, reason, error, cause, claimed.firstFailureAt());
+        DeadLetter letter = deadLetterOf(item, claimed.fence(), attempts, reason, error, cause,
+                claimed.firstFailureAt());
         try {
             deadLetters.publish(letter);
         } catch (Exception e) {
@@ -646,17 +647,18 @@ final class Protocol<T> implements AutoCloseable {
         }
         LOG.warn("{} was dead-lettered earlier but its compensation has no outcome, and the claim store lost "
                 + "its record: compensating now", key);
-        DeadLetter letter = deadLetterOf(item, claimed.attempt() - 1, reason, "", null, claimed.firstFailureAt());
+        DeadLetter letter = deadLetterOf(item, claimed.fence(), claimed.attempt() - 1, reason, "", null,
+                claimed.firstFailureAt());
         if (!compensate(round, letter)) {
             return unrecorded(item);
         }
         return new Outcome.DeadLettered(key, letter.attempts(), reason, true);
     }
 
-    private DeadLetter deadLetterOf(Prepared<T> item, int attempts, String reason, String error, Throwable cause,
-                                    Optional<Instant> firstFailureAt) {
+    private DeadLetter deadLetterOf(Prepared<T> item, long fence, int attempts, String reason, String error,
+                                    Throwable cause, Optional<Instant> firstFailureAt) {
         Instant now = clock.instant();
-        return new DeadLetter(item.key(), item.envelope(), attempts, reason,
+        return new DeadLetter(item.key(), fence, item.envelope(), attempts, reason,
                 cause == null ? Failures.classOf(error) : cause.getClass().getName(),
                 cause == null ? Failures.messageOf(error) : Failures.message(cause),
                 Failures.stackTrace(cause), firstFailureAt.orElse(now), now);
@@ -671,7 +673,7 @@ final class Protocol<T> implements AutoCloseable {
         IdempotencyKey key = item.key();
         String reason = "dead-lettered by an earlier delivery";
         if (records.isUnwritten(key)) {
-            DeadLetter letter = deadLetterOf(item, 0, reason, "", null, Optional.empty());
+            DeadLetter letter = deadLetterOf(item, 0, 0, reason, "", null, Optional.empty());
             if (!records.write(letter, "recorded earlier")) {
                 Duration trying = deferrals.handlerTrouble(key, clock.instant());
                 if (trying.compareTo(maxDeferral) <= 0) {

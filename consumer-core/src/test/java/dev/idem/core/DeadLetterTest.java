@@ -19,7 +19,7 @@ class DeadLetterTest {
         Envelope envelope = new Envelope("orders", 0, "7", "orders-0@7", 1, originalHeaders,
                 "{}".getBytes(StandardCharsets.UTF_8));
         Instant now = Instant.parse("2026-11-22T10:00:00Z");
-        return new DeadLetter(new IdempotencyKey("inventory", "orders", "order-1"), envelope, 0,
+        return new DeadLetter(new IdempotencyKey("inventory", "orders", "order-1"), 1L, envelope, 0,
                 "no idempotency key", "", "", "", now, now);
     }
 
@@ -57,7 +57,7 @@ class DeadLetterTest {
         // Given a dead letter with every field set
         Envelope envelope = new Envelope("orders", 0, "7", "orders-0@7", 1, Map.of(), "{}".getBytes(StandardCharsets.UTF_8));
         Instant now = Instant.parse("2026-11-22T10:00:00Z");
-        DeadLetter full = new DeadLetter(new IdempotencyKey("inventory", "orders", "order-1"), envelope, 5,
+        DeadLetter full = new DeadLetter(new IdempotencyKey("inventory", "orders", "order-1"), 1L, envelope, 5,
                 "attempts exhausted", "java.lang.IllegalStateException", "boom", "at somewhere", now, now);
 
         // When the README's table of dead-letter headers is read

@@ -142,7 +142,7 @@ class IdempotentProcessorTest {
 
         assertThat(outcomes.subList(0, 4)).allSatisfy(o -> {
             assertThat(o).isInstanceOf(Outcome.Retrying.class);
-            assertThat(o.disposition()).isEqualTo(Disposition.redeliverAfter(BACKOFF));
+            assertThat(o.disposition()).isEqualTo(new Disposition(Disposition.Action.RETRY, BACKOFF));
         });
         assertThat(((Outcome.Retrying) outcomes.get(3)).attempt()).isEqualTo(4);
         assertThat(outcomes.get(4)).isInstanceOf(Outcome.DeadLettered.class);

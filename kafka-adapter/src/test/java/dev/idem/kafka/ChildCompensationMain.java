@@ -1,5 +1,7 @@
 package dev.idem.kafka;
 
+import dev.idem.core.Compensation;
+import dev.idem.core.DeadLetter;
 import dev.idem.core.DedupCheck;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.KeySource;
@@ -12,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -22,13 +25,18 @@ import org.redisson.config.Config;
 
 /**
  * A consumer process of its own, started by {@link CompensationAfterKillIT}: every record is a
- * poison record, dead-lettered on its first failure. The compensation writes {@code started <key>}
- * to {@code <out>.started}; then, when {@code hang} is true, it never returns (the test kills the
- * process with SIGKILL there), otherwise it writes {@code done <key>} to {@code <out>.done}.
+ * poison record, dead-lettered on its first failure. The compensation hook writes
+ * {@code started <key> <compensation id>} to {@code <out>.started}, then, by the mode:
+ * {@code hang} never returns (the test kills the process with SIGKILL there), {@code halt-inside}
+ * halts the JVM; otherwise the compensation writes {@code done <key> <compensation id>} to
+ * {@code <out>.done} once the hook returned, and {@code halt-after} then halts the JVM, before Idem
+ * records the outcome.
  *
- * <p>Arguments: bootstrap servers, group, topic, Redis URI, key prefix, output path prefix, hang,
- * then {@code none} (Redis-only mode) or {@code ledger} with the JDBC URL, user and password of the
- * database whose ledger table guards the key.
+ * <p>Arguments: bootstrap servers, group, topic, Redis URI, key prefix, output path prefix, mode,
+ * then {@code none} (Redis-only mode), or {@code ledger} or {@code ledger-transactional} with the
+ * JDBC URL, user and password of the database whose ledger table guards the key; with
+ * {@code ledger-transactional} the hook is the ledger's transactional compensation and writes a
+ * row to table {@code refund} (compensation id, group, key) in its transaction.
  */
 public final class ChildCompensationMain {
 
@@ -43,8 +51,9 @@ public final class ChildCompensationMain {
         config.useSingleServer().setAddress(args[3]);
         RedissonClient redisson = Redisson.create(config);
         String out = args[5];
-        boolean hang = Boolean.parseBoolean(args[6]);
+        String mode = args[6];
         IdempotentProcessor.Builder<byte[]> processor;
+        Compensation compensation = letter -> hook(out, mode, letter);
         if (args[7].equals("none")) {
             processor = IdempotentProcessor.<byte[]>builder(delivery -> {
                 throw new NonRetryableException("poison");
@@ -55,17 +64,29 @@ public final class ChildCompensationMain {
             processor = ledger.processor((delivery, tx) -> {
                 throw new NonRetryableException("poison");
             });
+            if (args[7].equals("ledger-transactional")) {
+                compensation = ledger.compensation((letter, tx) -> {
+                    try (PreparedStatement refund = tx.prepareStatement("insert into refund values (?, ?, ?)")) {
+                        refund.setString(1, letter.compensationId());
+                        refund.setString(2, letter.key().group());
+                        refund.setString(3, letter.key().value());
+                        refund.executeUpdate();
+                    }
+                    hook(out, mode, letter);
+                });
+            }
         }
+        Compensation run = compensation;
         processor.claims(RedisClaimStore.builder(redisson).keyPrefix(args[4]).build())
                 .codec(PayloadCodec.bytes())
                 .keys(KeySource.messageKey())
                 .lease(LEASE)
                 .compensation(letter -> {
-                    append(out + ".started", "started " + letter.key().value());
-                    while (hang) {
-                        TimeUnit.SECONDS.sleep(60);
+                    run.compensate(letter);
+                    append(out + ".done", "done " + letter.key().value() + " " + letter.compensationId());
+                    if (mode.equals("halt-after")) {
+                        Runtime.getRuntime().halt(1);   // no shutdown hook, no finally: as kill -9
                     }
-                    append(out + ".done", "done " + letter.key().value());
                 });
         IdemKafkaConsumer<byte[]> consumer = IdemKafkaConsumer.builder(Map.of(
                         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, args[0],
@@ -79,6 +100,16 @@ public final class ChildCompensationMain {
         // Runs until the test kills the process.
         while (true) {
             TimeUnit.SECONDS.sleep(60);
+        }
+    }
+
+    private static void hook(String out, String mode, DeadLetter letter) throws Exception {
+        append(out + ".started", "started " + letter.key().value() + " " + letter.compensationId());
+        while (mode.equals("hang")) {
+            TimeUnit.SECONDS.sleep(60);
+        }
+        if (mode.equals("halt-inside")) {
+            Runtime.getRuntime().halt(1);
         }
     }
 

@@ -18,10 +18,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -37,8 +41,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A consumer process killed with SIGKILL while its compensation runs, after the key was marked dead:
- * the next consumer takes the compensation over once its lease ends, and it completes exactly once.
+ * A consumer process that dies in its compensation (SIGKILL or {@code Runtime.halt}, inside the hook
+ * or after it returned, before Idem records the outcome): the next consumer takes the compensation
+ * over once its lease ends. A hook outside the ledger's transaction runs again then, with the same
+ * compensation id to dedupe on; the ledger's transactional compensation refunds exactly once.
  */
 @IdemTestKit
 class CompensationAfterKillIT {
@@ -47,23 +53,93 @@ class CompensationAfterKillIT {
     private static final String KEY = "order-7";
 
     @Test
-    void guardedACompensationCutOffByKillNineRunsExactlyOnceAfterTheRestart(
+    void guardedACompensationCutOffByKillNineRunsAgainOnceAfterTheRestartWithTheSameId(
             KafkaBroker kafka, RedisEndpoint redis, PostgresDatabase postgres, TestNames names) throws Exception {
-        try (Connection connection = postgres.connect()) {
-            LedgerFixture.createTables(connection, "postgresql");
-        }
-        killDuringCompensationThenRestart(kafka, redis, names,
-                List.of("ledger", postgres.jdbcUrl(), postgres.user(), postgres.password()));
+        Runs runs = dieThenRestart(kafka, redis, names, "hang", ledger(postgres, "ledger"));
+
+        assertThat(runs.second.started()).containsExactly(runs.first.started().get(0));
+        assertThat(runs.second.done()).containsExactly("done " + KEY + " " + runs.first.id());
     }
 
     @Test
-    void inRedisOnlyModeACompensationCutOffByKillNineRunsExactlyOnceAfterTheRestart(
+    void inRedisOnlyModeACompensationCutOffByKillNineRunsAgainOnceAfterTheRestartWithTheSameId(
             KafkaBroker kafka, RedisEndpoint redis, TestNames names) throws Exception {
-        killDuringCompensationThenRestart(kafka, redis, names, List.of("none"));
+        Runs runs = dieThenRestart(kafka, redis, names, "hang", List.of("none"));
+
+        assertThat(runs.second.started()).containsExactly(runs.first.started().get(0));
+        assertThat(runs.second.done()).containsExactly("done " + KEY + " " + runs.first.id());
     }
 
-    private void killDuringCompensationThenRestart(KafkaBroker kafka, RedisEndpoint redis, TestNames names,
-                                                   List<String> guard) throws Exception {
+    /** The crash no code can close for an external hook: after it returned, before its record. */
+    @Test
+    void aHookWhoseProcessHaltsAfterItReturnedRunsAgainWithTheSameCompensationId(
+            KafkaBroker kafka, RedisEndpoint redis, TestNames names) throws Exception {
+        Runs runs = dieThenRestart(kafka, redis, names, "halt-after", List.of("none"));
+
+        assertThat(runs.first.done()).hasSize(1);
+        assertThat(runs.second.started()).as("run again after the takeover")
+                .containsExactly(runs.first.started().get(0));
+    }
+
+    @Test
+    void aTransactionalCompensationHaltedInsideItsHookRefundsOnce(
+            KafkaBroker kafka, RedisEndpoint redis, PostgresDatabase postgres, TestNames names) throws Exception {
+        Runs runs = dieThenRestart(kafka, redis, names, "halt-inside", ledger(postgres, "ledger-transactional"));
+
+        assertThat(runs.first.done()).isEmpty();
+        assertThat(runs.second.started()).as("the halted run's refund was rolled back: run again")
+                .containsExactly(runs.first.started().get(0));
+        assertThat(refunds(postgres, names)).isEqualTo(1);
+    }
+
+    @Test
+    void aTransactionalCompensationHaltedAfterItsCommitRefundsOnceAndIsNotRunAgain(
+            KafkaBroker kafka, RedisEndpoint redis, PostgresDatabase postgres, TestNames names) throws Exception {
+        Runs runs = dieThenRestart(kafka, redis, names, "halt-after", ledger(postgres, "ledger-transactional"));
+
+        assertThat(runs.first.done()).hasSize(1);
+        assertThat(runs.second.started()).as("the ledger's row says it ran: not again").isEmpty();
+        assertThat(refunds(postgres, names)).isEqualTo(1);
+    }
+
+    /** What a consumer process's compensation wrote to its files. */
+    private record Lines(List<String> started, List<String> done) {
+        String id() {
+            String line = started.get(0);
+            return line.substring(line.lastIndexOf(' ') + 1);
+        }
+    }
+
+    private record Runs(Lines first, Lines second) {
+    }
+
+    private static List<String> ledger(PostgresDatabase postgres, String kind) throws Exception {
+        try (Connection connection = postgres.connect(); Statement statement = connection.createStatement()) {
+            LedgerFixture.createTables(connection, "postgresql");
+            statement.execute("create table if not exists refund (compensation_id varchar(32) not null, "
+                    + "consumer_group varchar(255) not null, idempotency_key varchar(512) not null)");
+        }
+        return List.of(kind, postgres.jdbcUrl(), postgres.user(), postgres.password());
+    }
+
+    private static int refunds(PostgresDatabase postgres, TestNames names) throws Exception {
+        try (Connection connection = postgres.connect();
+             PreparedStatement select = connection.prepareStatement(
+                     "select count(*) from refund where consumer_group = ?")) {
+            select.setString(1, names.group());
+            try (ResultSet rows = select.executeQuery()) {
+                rows.next();
+                return rows.getInt(1);
+            }
+        }
+    }
+
+    /**
+     * A first consumer process dies in its compensation as {@code mode} says; a second one, whose hook
+     * returns, starts then: its compensation must be recorded once, with one dead letter.
+     */
+    private Runs dieThenRestart(KafkaBroker kafka, RedisEndpoint redis, TestNames names, String mode,
+                                List<String> guard) throws Exception {
         String topic = names.topic();
         kafka.createTopic(topic, 1);
         kafka.createTopic(topic + ".DLT", 1);
@@ -72,47 +148,56 @@ class CompensationAfterKillIT {
         Path second = dir.resolve("second");
         send(kafka, topic);
 
-        // Given a consumer process that dead-letters the poison record and is killed in its compensation
-        Process killed = child(kafka, redis, names, first, true, guard);
+        // Given a consumer process that dead-letters the poison record and dies in its compensation
+        Process dying = child(kafka, redis, names, first, mode, guard);
         try {
             await().atMost(Duration.ofSeconds(60)).until(() -> lines(first + ".started").size() == 1);
+            if (mode.equals("hang")) {
+                dying.destroyForcibly();   // SIGKILL: no shutdown hook, no finally
+            }
+            assertThat(dying.waitFor(30, TimeUnit.SECONDS)).as("the first process died").isTrue();
         } finally {
-            killed.destroyForcibly().waitFor();   // SIGKILL: no shutdown hook, no finally
+            dying.destroyForcibly().waitFor();
         }
-        assertThat(lines(first + ".done")).isEmpty();
+        Lines died = new Lines(lines(first + ".started"), lines(first + ".done"));
 
         // When a new consumer process starts
-        Process restarted = child(kafka, redis, names, second, false, guard);
+        Process restarted = child(kafka, redis, names, second, "return", guard);
         try {
-            // Then it finishes the compensation once, after the killed owner's compensation lease
-            await().atMost(Duration.ofSeconds(60)).until(() -> lines(second + ".done").size() == 1);
-            await().pollDelay(ChildCompensationMain.LEASE.multipliedBy(3)).atMost(Duration.ofSeconds(30))
-                    .until(() -> true);
-            assertThat(lines(second + ".done")).containsExactly("done " + KEY);
-            assertThat(lines(second + ".started")).containsExactly("started " + KEY);
-            assertThat(deadLetters(kafka, topic + ".DLT")).as("letters on the DLT").isEqualTo(1);
+            // Then it finishes the compensation, after the dead owner's compensation lease, and records it
             RedissonClient redisson = TestRedisson.connect(redis);
             try {
-                ClaimRecord record = RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build()
-                        .inspect(new IdempotencyKey(names.group(), topic, KEY)).orElseThrow();
+                RedisClaimStore store = RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build();
+                IdempotencyKey key = new IdempotencyKey(names.group(), topic, KEY);
+                await().atMost(Duration.ofSeconds(60)).until(() -> store.inspect(key).orElseThrow().compensation()
+                        .filter(outcome -> !outcome.equals("pending")).isPresent());
+                await().pollDelay(ChildCompensationMain.LEASE.multipliedBy(3)).atMost(Duration.ofSeconds(30))
+                        .until(() -> true);
+                ClaimRecord record = store.inspect(key).orElseThrow();
                 assertThat(record.state()).isEqualTo(ClaimRecord.State.DEAD);
                 assertThat(record.compensation()).contains("ok");
             } finally {
                 redisson.shutdown();
             }
-            LOG.info("compensation killed by SIGKILL in one process ran once in the next ({})", guard.get(0));
+            Lines after = new Lines(lines(second + ".started"), lines(second + ".done"));
+            assertThat(after.done()).as("compensations finished by the second process").hasSize(1);
+            assertThat(after.done().get(0)).endsWith(" " + died.id());
+            assertThat(deadLetters(kafka, topic + ".DLT")).as("letters on the DLT").isEqualTo(1);
+            LOG.info("{} in one process ({}): the next one finished it; started {} then {}", mode, guard.get(0),
+                    died.started(), after.started());
+            return new Runs(died, after);
         } finally {
             restarted.destroyForcibly().waitFor();
         }
     }
 
-    private static Process child(KafkaBroker kafka, RedisEndpoint redis, TestNames names, Path out, boolean hang,
+    private static Process child(KafkaBroker kafka, RedisEndpoint redis, TestNames names, Path out, String mode,
                                  List<String> guard) throws IOException {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
                 "-cp", System.getProperty("java.class.path"), ChildCompensationMain.class.getName(),
                 kafka.bootstrapServers(), names.group(), names.topic(), redis.uri().toString(), names.keyPrefix(),
-                out.toString(), Boolean.toString(hang)));
+                out.toString(), mode));
         command.addAll(guard);
         return new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(Path.of(out + ".log").toFile()).start();

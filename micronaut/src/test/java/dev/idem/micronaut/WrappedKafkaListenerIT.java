@@ -88,6 +88,49 @@ class WrappedKafkaListenerIT {
         }
     }
 
+    /**
+     * The application stops while a wrapped record runs: micronaut-kafka lets the handler finish,
+     * and Idem's processor, dead-letter producer and Redis client must still be open then, so its
+     * completion is recorded (the key reads Done, and no copy runs it again in Redis-only mode).
+     */
+    @Test
+    void aRecordRunningWhenTheApplicationStopsIsCompletedInRedis(KafkaBroker kafka, RedisEndpoint redis,
+                                                                  TestNames names) throws Exception {
+        String topic = names.topic();
+        kafka.createTopic(topic, 2);
+        kafka.createTopic(topic + ".DLT", 1);
+        Map<String, Object> p = new HashMap<>();
+        p.put("test.wrapped.topic", topic);
+        p.put("test.wrapped.group", names.group());
+        p.put("kafka.bootstrap.servers", kafka.bootstrapServers());
+        p.put("idem.redis.address", redis.uri().toString());
+        p.put("idem.redis.key-prefix", names.keyPrefix());
+        ApplicationContext context = ApplicationContext.run(p);
+        try {
+            Effects effects = context.getBean(Effects.class);
+            try (KafkaProducer<String, String> producer = producer(kafka)) {
+                producer.send(new ProducerRecord<>(topic, 0, "slow-at-stop", "slow")).get();
+            }
+            await().atMost(Duration.ofSeconds(60)).until(() -> effects.calls("wrapped", "slow-at-stop") == 1);
+        } finally {
+            context.close();   // the handler is in its one-second sleep
+        }
+
+        org.redisson.config.Config config = new org.redisson.config.Config();
+        config.useSingleServer().setAddress(redis.uri().toString());
+        org.redisson.api.RedissonClient redisson = org.redisson.Redisson.create(config);
+        try {
+            dev.idem.redis.RedisClaimStore store = dev.idem.redis.RedisClaimStore.builder(redisson)
+                    .keyPrefix(names.keyPrefix()).build();
+            dev.idem.core.IdempotencyKey key = new dev.idem.core.IdempotencyKey(names.group(), topic, "slow-at-stop");
+            // The completion is sent without waiting (decision 0007): give it its moment.
+            await().atMost(Duration.ofSeconds(5)).until(() -> store.inspect(key)
+                    .map(r -> r.state() == dev.idem.core.spi.ClaimRecord.State.DONE).orElse(false));
+        } finally {
+            redisson.shutdown();
+        }
+    }
+
     @Test
     void aListenerMicronautKafkaWouldCommitPastFailsStartUp(RedisEndpoint redis, TestNames names) {
         Map<String, Object> p = new HashMap<>();

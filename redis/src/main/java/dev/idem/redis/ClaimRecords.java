@@ -44,10 +44,11 @@ final class ClaimRecords {
             case "B":
                 return new Claim.Busy(key, Duration.ofMillis(Long.parseLong(reply.substring(2))));
             case "K": {
-                // K:<attempts>:<error>\31<reason>
-                String[] f = reply.split(":", 3);
-                String[] text = f[2].split(SEPARATOR, -1);
-                return new Claim.Compensate(key, Integer.parseInt(f[1]), present(text[0]), text[1]);
+                // K:<attempts>:<fence>:<error>\31<reason>
+                String[] f = reply.split(":", 4);
+                String[] text = f[3].split(SEPARATOR, -1);
+                return new Claim.Compensate(key, Long.parseLong(f[2]), Integer.parseInt(f[1]), present(text[0]),
+                        text[1]);
             }
             case "C": {
                 // C:<fence>:<attempt>:<failures>:<abandoned>:<fresh>:<ff>:<error>\31<reason>

@@ -21,10 +21,14 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.IntStream;
+import org.redisson.api.RBatch;
+import org.redisson.api.RFuture;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.options.KeysScanOptions;
 import org.redisson.client.RedisException;
+import org.redisson.client.codec.StringCodec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -125,10 +129,19 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         return scripts.cluster() ? Slots.of(redisKey) : -1;
     }
 
-    /** An operation's arguments, ended as every operation's are: attempts window, batch prefix. */
+    /** The index of a slot group's pending compensations: in the group's slot on a cluster. */
+    private String pendingKey(int slot) {
+        return prefix + "pending" + (slot < 0 ? "" : Slots.tag(slot));
+    }
+
+    /**
+     * An operation's arguments, ended as every operation's are: pending-compensation index, attempts
+     * window, batch prefix.
+     */
     private List<Object> args(int slot, Object... args) {
-        List<Object> all = new ArrayList<>(args.length + 2);
+        List<Object> all = new ArrayList<>(args.length + 3);
         all.addAll(List.of(args));
+        all.add(pendingKey(slot));
         all.add(Long.toString(attemptsWindowMillis));
         all.add(batchPrefix(slot));
         return all;
@@ -402,6 +415,58 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
                 Duration.ofMillis(Math.max(0, Long.parseLong((String) reply.get(1)))));
     }
 
+    /**
+     * Read from the pending-compensation indexes (one per slot group), not by scanning the group's
+     * keys: a week of done keys costs nothing here. Entries whose record is no longer pending (it
+     * expired, was reset or lost) are dropped as they are found.
+     */
+    @Override
+    public List<KeyRecord> pendingCompensations(String group, int limit) {
+        String groupPrefix = prefix + escape(group) + ':';
+        List<KeyRecord> pending = new ArrayList<>();
+        try {
+            RBatch batch = redisson.createBatch();
+            List<RFuture<Collection<String>>> indexes = new ArrayList<>();
+            for (int slot : scripts.cluster() ? IntStream.range(0, Slots.SLOTS).toArray() : new int[] {-1}) {
+                indexes.add(batch.<String>getScoredSortedSet(pendingKey(slot), StringCodec.INSTANCE).readAllAsync());
+            }
+            batch.execute();
+            for (RFuture<Collection<String>> index : indexes) {
+                for (String name : index.toCompletableFuture().join()) {
+                    Optional<IdempotencyKey> key = name.startsWith(groupPrefix) ? keyOf(group, groupPrefix, name)
+                            : Optional.empty();
+                    if (key.isEmpty() || pending.size() >= limit) {
+                        continue;
+                    }
+                    Optional<ClaimRecord> record = inspect(key.get());
+                    if (record.flatMap(ClaimRecord::compensation).filter("pending"::equals).isPresent()) {
+                        pending.add(new KeyRecord(key.get(), record.get()));
+                    } else {
+                        one(name, RScript.ReturnType.INTEGER, "unindex");
+                    }
+                }
+            }
+        } catch (RedisException | CompletionException e) {
+            throw new ClaimStoreException("Redis unavailable listing pending compensations of " + group, e);
+        }
+        return pending;
+    }
+
+    /** The key a Redis key of the group names, if it names one. */
+    private static Optional<IdempotencyKey> keyOf(String group, String groupPrefix, String name) {
+        String rest = name.substring(groupPrefix.length());
+        int colon = rest.indexOf(':');
+        if (colon < 0) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(new IdempotencyKey(group, unescape(rest.substring(0, colon)), rest.substring(colon + 1)));
+        } catch (IllegalArgumentException e) {
+            LOG.warn("skipping Redis key {}: {}", name, e.getMessage());
+            return Optional.empty();
+        }
+    }
+
     @Override
     public List<KeyRecord> deadKeys(String group, int limit) {
         List<KeyRecord> dead = new ArrayList<>();
@@ -413,13 +478,11 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
                 if (dead.size() >= limit) {
                     break;
                 }
-                String rest = name.substring(groupPrefix.length());
-                int colon = rest.indexOf(':');
-                if (colon < 0) {
+                Optional<IdempotencyKey> found = keyOf(group, groupPrefix, name);
+                if (found.isEmpty()) {
                     continue;
                 }
-                IdempotencyKey key = new IdempotencyKey(group, unescape(rest.substring(0, colon)),
-                        rest.substring(colon + 1));
+                IdempotencyKey key = found.get();
                 try {
                     inspect(key).filter(r -> r.state() == ClaimRecord.State.DEAD)
                             .ifPresent(r -> dead.add(new KeyRecord(key, r)));

@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets;
 /** Redis Cluster hash slots (CRC16/XMODEM of the key or its {hash tag}, mod 16384). */
 final class Slots {
 
-    private static final int SLOTS = 16384;
+    static final int SLOTS = 16384;
     // For each slot, a short hash tag that maps to it: lets a script's extra key (the epoch) live in
     // the slot of the records it is called with. Built once, on first use in cluster mode.
     private static volatile String[] tags;

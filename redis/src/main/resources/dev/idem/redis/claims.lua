@@ -23,13 +23,21 @@
 -- A compact key is rewritten as a full record by any change but a completion of its whole batch;
 -- docs/decisions/0033 says why a batch record never covers a key still running.
 --
--- Every operation ends its arguments with the attempts window (ms) and the batch prefix of the
--- slot it runs in.
+-- Every operation ends its arguments with the pending-compensation index of the slot it runs in,
+-- the attempts window (ms) and the batch prefix of that slot. The index (a sorted set of the slot's
+-- dead keys whose compensation has no outcome, by when they died) lets an operator list them
+-- without scanning every key; an entry whose record changed since is dropped by its reader. It is
+-- written with pcall: during a slot migration it may be on the other node, and a missed entry costs
+-- only the listing (a redelivery still takes the compensation over).
 
 local op = ARGV[1]
 local SEP = '\31'
 local BP = ARGV[#ARGV]
 local AW = tonumber(ARGV[#ARGV - 1])
+local PENDING = ARGV[#ARGV - 2]
+-- Only on a cluster does a batch prefix name its slot (a hash tag), and only there can a batch record
+-- be on its way from another node (a slot migration): elsewhere a batch record missing is one lost.
+local SLOTTED = string.sub(BP, -2) == '}:'
 local function d(x) return string.format('%d', x) end
 -- Redis TIME, read once per call (a script runs at one instant).
 local clock = nil
@@ -61,8 +69,10 @@ end
 
 -- A key's record, or nil when it has none. A compact key is read through its batch record: claimed
 -- by the batch's owner under the batch's lease, uncounted, or done. The batch record outlives its
--- keys, so a compact key without one is not understood ('?'), never taken for a missing record: its
--- batch record may be on its way to this node (a cluster resharding), or written under another prefix.
+-- keys. On a cluster a compact key without one is not understood ('?'), never taken for a missing
+-- record: its batch record may be on its way to this node (a slot migration). Elsewhere it was lost
+-- (evicted, deleted), and the key reads as lost with it, as a full record evicted would
+-- (docs/decisions/0039).
 -- A batch record, false when this node does not hold it, or nil when it cannot tell: during a cluster
 -- resharding, reading a key this node no longer holds raises an error, and a script's writes made
 -- before an error stay. Read with pcall, so no script fails after it wrote.
@@ -78,6 +88,7 @@ local function load(key)
   local id = string.match(v, '^c(%w%w%w%w%w%w%w%w%w%w%w)$')
   if not id then return decode(v) end
   local b = batch_record(id)
+  if b == false and not SLOTTED then return nil end
   if not b then return {s = '?'} end
   local done_until = string.match(b, '^D|(%d+)$')
   if done_until then
@@ -132,7 +143,7 @@ end
 -- window plus the hour in which its batch may complete, as its completion may not rewrite it), batch id ('' for full
 -- records), then one argument for all keys: per key '<broker's attempt floor>:<born time ms, 0
 -- unknown>', joined by ',' (one argument rather than two per key: each costs the client and Redis).
--- Returns per key 'D' | 'X' | 'B:<ms left>' | '?' (unreadable) | 'K:<attempts>:<error>\31<reason>'
+-- Returns per key 'D' | 'X' | 'B:<ms left>' | '?' (unreadable) | 'K:<attempts>:<fence>:<error>\31<reason>'
 -- (a dead key whose compensation was cut off: the caller now holds it) |
 -- 'C:<fence>:<attempt>:<failures>:<abandoned>:<fresh>:<ff>:<error>\31<dead-letter reason>', or the
 -- same with 'c' for a fresh key claimed compact, in the batch record.
@@ -190,7 +201,7 @@ if op == 'claim' then
         if r.cs == 'pending' and (r.o == owner or r.l <= now) then
           r.o, r.l = owner, now + lease
           keep(key, r)
-          out[i] = 'K:' .. d(r.a) .. ':' .. r.e .. SEP .. r.z
+          out[i] = 'K:' .. d(r.a) .. ':' .. d(r.f) .. ':' .. r.e .. SEP .. r.z
         elseif r.cs == 'pending' then
           -- Another owner runs the compensation: come back when its lease ends, in case it dies.
           out[i] = 'B:' .. d(r.l - now)
@@ -398,6 +409,8 @@ if op == 'dead' then
   if r.u == '1' then r.a = r.a + 1 end
   r.s, r.u, r.cs, r.due, r.l = 'X', '0', 'pending', 0, now_ms() + tonumber(ARGV[4])
   redis.call('SET', KEYS[1], encode(r), 'PX', ARGV[3])
+  -- The index never fails the mark (during a slot migration it may be on the other node).
+  pcall(redis.call, 'ZADD', PENDING, now_ms(), KEYS[1])
   return 1
 end
 
@@ -408,7 +421,16 @@ if op == 'compensated' then
   if not r or r.s ~= 'X' or r.cs ~= 'pending' or r.o ~= ARGV[2] then return 0 end
   r.cs, r.o, r.l = ARGV[3], '', 0
   keep(KEYS[1], r)
+  pcall(redis.call, 'ZREM', PENDING, KEYS[1])
   return 1
+end
+
+-- unindex: drops the key from its slot's pending-compensation index unless its compensation is still
+-- pending (an entry left by a record that expired, was reset, or was lost). Returns 1 if dropped.
+if op == 'unindex' then
+  local r = load(KEYS[1])
+  if r and r.s == 'X' and r.cs == 'pending' then return 0 end
+  return redis.call('ZREM', PENDING, KEYS[1])
 end
 
 -- inspect: returns {record or '', pttl}; a compact key as the full record it stands for.

@@ -17,6 +17,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import dev.idem.core.spi.ClaimAdmin;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -54,6 +55,55 @@ class RedisClaimStoreIT extends ClaimStoreContract {
 
         assertThat(redisson.<String>getBucket(store.redisKey(key), StringCodec.INSTANCE).get()).isEqualTo("D");
         assertThat(redisson.getBucket(store.redisKey(key)).remainTimeToLive()).isGreaterThan(Duration.ofDays(6).toMillis());
+    }
+
+    /**
+     * Pending compensations come from an index, not a scan of the group's keys (a week of done keys
+     * took minutes to hours to scan): no SCAN is sent, and an entry whose key was reset is dropped.
+     */
+    @Test
+    void pendingCompensationsAreReadFromAnIndexWithoutScanningTheGroupsKeys() {
+        RedisClaimStore store = (RedisClaimStore) newStore(Duration.ofDays(7));
+        List<IdempotencyKey> done = new java.util.ArrayList<>();
+        for (int i = 0; i < 2_000; i++) {
+            done.add(new IdempotencyKey("inventory", "orders", "done-" + i));
+        }
+        store.claim(done.stream().map(k -> new ClaimRequest(k, 0)).toList(), "a", Duration.ofSeconds(30));
+        store.complete(done, "a");
+        IdempotencyKey cutOff = dead(store, "cut-off");
+        IdempotencyKey running = dead(store, "running");
+        IdempotencyKey finished = dead(store, "finished");
+        store.recordCompensation(finished, "a", "ok");
+        IdempotencyKey resetOne = dead(store, "reset");
+        store.reset(resetOne);
+        IdempotencyKey otherGroup = dead(store, new IdempotencyKey("billing", "orders", "other"));
+        long scans = scans();
+
+        List<IdempotencyKey> pending = store.pendingCompensations("inventory", 10).stream()
+                .map(ClaimAdmin.KeyRecord::key).toList();
+
+        assertThat(pending).containsExactlyInAnyOrder(cutOff, running);
+        assertThat(scans()).as("SCAN calls").isEqualTo(scans);
+        assertThat(redisson.getScoredSortedSet(store.redisKey(otherGroup).substring(0,
+                store.redisKey(otherGroup).indexOf("billing")) + "pending", StringCodec.INSTANCE).size())
+                .as("index entries left: the two pending and the other group's").isEqualTo(3);
+    }
+
+    private static IdempotencyKey dead(RedisClaimStore store, String value) {
+        return dead(store, new IdempotencyKey("inventory", "orders", value));
+    }
+
+    private static IdempotencyKey dead(RedisClaimStore store, IdempotencyKey key) {
+        store.claim(List.of(new ClaimRequest(key, 0)), "a", Duration.ofSeconds(30));
+        store.doom(key, "a", "attempts exhausted", "boom");
+        store.deadLetter(key, "a", Duration.ofSeconds(30));
+        return key;
+    }
+
+    private static long scans() {
+        String stats = redisson.getRedisNodes(org.redisson.api.redisnode.RedisNodes.SINGLE).getInstance()
+                .info(org.redisson.api.redisnode.RedisNode.InfoSection.COMMANDSTATS).get("cmdstat_scan");
+        return stats == null ? 0 : Long.parseLong(stats.replaceAll("^calls=(\\d+),.*$", "$1"));
     }
 
     @Test

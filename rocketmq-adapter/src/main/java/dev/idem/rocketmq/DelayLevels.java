@@ -48,6 +48,24 @@ public final class DelayLevels {
         return new DelayLevels(levels);
     }
 
+    /**
+     * The level for a message that comes back without a run counted against it (Busy: another
+     * consumer holds its key; Deferred: infrastructure trouble) after {@code sendBacks} earlier
+     * redeliveries: the level for {@code delay}, and at least level {@code sendBacks + 1}. Each such
+     * send-back raises the broker's {@code reconsumeTimes}, so a copy waiting for a long handler
+     * would otherwise reach {@code maxReconsumeTimes} and RocketMQ's {@code %DLQ%} within minutes;
+     * climbing the table spreads the same count over its whole length (over a day with RocketMQ's
+     * levels and Idem's 32 spare redeliveries).
+     */
+    public int levelFor(Duration delay, int sendBacks) {
+        return Math.max(levelFor(delay), Math.min(Math.max(sendBacks, 0) + 1, levels.size()));
+    }
+
+    /** The delay of {@code level} (from 1). */
+    public Duration delayOf(int level) {
+        return levels.get(Math.min(Math.max(level, 1), levels.size()) - 1);
+    }
+
     /** The level (from 1) of the shortest delay not shorter than {@code delay}; the last level at most. */
     public int levelFor(Duration delay) {
         for (int i = 0; i < levels.size(); i++) {

@@ -1,5 +1,6 @@
 package dev.idem.rocketmq;
 
+import dev.idem.core.Disposition;
 import dev.idem.core.Envelope;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.rocketmq.internal.ListenerGate;
@@ -87,7 +88,13 @@ public final class IdemConcurrentlyListener<T> implements MessageListenerConcurr
             // (RECONSUME_LATER would resend the whole batch.)
             context.setAckIndex(result.acknowledged() - 1);
             if (result.stopped() != null) {
-                context.setDelayLevelWhenNextConsume(delayLevels.levelFor(result.stopped().disposition().delay()));
+                Disposition disposition = result.stopped().disposition();
+                // A run that failed backs off on its attempt; a message that comes back with no run
+                // counted (Busy, Deferred) climbs the levels on its redeliveries instead.
+                int level = disposition.uncounted()
+                        ? delayLevels.levelFor(disposition.delay(), envelopes.get(result.acknowledged()).brokerAttempt() - 1)
+                        : delayLevels.levelFor(disposition.delay());
+                context.setDelayLevelWhenNextConsume(level);
             }
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
         } finally {

@@ -29,7 +29,7 @@ public record Letter(String entry, byte[] key, byte[] value, List<Header> header
                      String tags, String keys, Instant timestamp) {
 
     // Idem's headers in the order DeadLetter writes them, taken from a letter with every header set.
-    private static final List<String> IDEM_ORDER = List.copyOf(new DeadLetter(new IdempotencyKey("g", "t", "k"),
+    private static final List<String> IDEM_ORDER = List.copyOf(new DeadLetter(new IdempotencyKey("g", "t", "k"), 1L,
             new Envelope("t", 0, "0", "t-0@0", 1, Map.of(), new byte[0]), 1, "r", "e", "m", "s", Instant.EPOCH,
             Instant.EPOCH).headers().keySet());
 

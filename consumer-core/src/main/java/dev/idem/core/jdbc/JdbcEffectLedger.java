@@ -1,6 +1,7 @@
 package dev.idem.core.jdbc;
 
 import dev.idem.core.CheckUnavailableException;
+import dev.idem.core.Compensation;
 import dev.idem.core.DeadLetter;
 import dev.idem.core.DedupCheck;
 import dev.idem.core.Delivery;
@@ -147,11 +148,12 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
 
     private void insertDead(DeadLetter deadLetter, String outcome) throws SQLException {
         try (Connection connection = dataSource.getConnection();
-             PreparedStatement insert = connection.prepareStatement("insert into " + table
-                     + " (consumer_group, topic, idempotency_key, fence, applied_at, outcome) values (?, ?, ?, 0, ?, ?)")) {
+             PreparedStatement insert = connection.prepareStatement("insert into " + table + " (consumer_group, "
+                     + "topic, idempotency_key, fence, applied_at, outcome) values (?, ?, ?, ?, ?, ?)")) {
             bind(insert, deadLetter.key());
-            insert.setTimestamp(4, Timestamp.from(clock.instant()));
-            insert.setString(5, outcome);
+            insert.setLong(4, deadLetter.fence());
+            insert.setTimestamp(5, Timestamp.from(clock.instant()));
+            insert.setString(6, outcome);
             insert.executeUpdate();
         } catch (SQLException e) {
             if (isDataException(e)) {
@@ -208,6 +210,19 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
             // No dead row: written now, or left as it is when the key has a row already.
             insertDead(deadLetter, "dead-ok");
         }
+    }
+
+    /**
+     * A compensation that runs {@code hook} in the ledger's transaction together with the record that
+     * the key's compensation ran (its row's {@code dead → dead-ok}): a database-side undo (a refund
+     * row, a stock return) commits with that record, so it happens once even when the process dies
+     * inside the hook or right after it; a delivery that finds the record does not run the hook.
+     * Set it on the processor: {@code ledger.processor(handler).compensation(ledger.compensation(hook))}.
+     * An undo outside this database (an email, a payment provider's refund) is a plain
+     * {@link Compensation} that dedupes on {@link DeadLetter#compensationId()}.
+     */
+    public Compensation compensation(TransactionalCompensation hook) {
+        return new LedgerCompensation(transactions, table, clock, Objects.requireNonNull(hook, "hook"));
     }
 
     /**
@@ -362,12 +377,12 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
     }
 
     /** SQL state class 22: the data itself is refused (a NUL in text, a value too long, an invalid encoding). */
-    private static boolean isDataException(SQLException e) {
+    static boolean isDataException(SQLException e) {
         String state = e.getSQLState();
         return state != null && state.startsWith("22");
     }
 
-    private static boolean isDuplicateKey(SQLException e) {
+    static boolean isDuplicateKey(SQLException e) {
         String state = e.getSQLState();
         return "23505".equals(state) || e.getErrorCode() == MYSQL_DUPLICATE_KEY;
     }
@@ -431,7 +446,7 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
         }
     }
 
-    private static void bind(PreparedStatement statement, IdempotencyKey key) throws SQLException {
+    static void bind(PreparedStatement statement, IdempotencyKey key) throws SQLException {
         statement.setString(1, key.group());
         statement.setString(2, key.topic());
         statement.setString(3, key.value());

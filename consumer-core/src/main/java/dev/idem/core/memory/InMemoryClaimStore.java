@@ -96,7 +96,8 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
             if ("pending".equals(e.compensation) && (owner.equals(e.owner) || !e.leaseUntil.isAfter(now))) {
                 e.owner = owner;
                 e.leaseUntil = now.plus(lease);
-                return new Claim.Compensate(key, e.attempts, Optional.ofNullable(e.lastError), e.deadLetterReason);
+                return new Claim.Compensate(key, e.fence, e.attempts, Optional.ofNullable(e.lastError),
+                        e.deadLetterReason);
             }
             if ("pending".equals(e.compensation)) {
                 return new Claim.Busy(key, Duration.between(now, e.leaseUntil));

@@ -46,11 +46,14 @@ public sealed interface Claim {
      * caller now holds the compensation under a lease, and records its outcome with
      * {@link ClaimStore#recordCompensation}.
      *
+     * @param fence     fencing token of the claim that dead-lettered the key: the same for every owner
+     *                  that takes this compensation over, so it names this dead-lettering
      * @param attempts  attempts recorded
      * @param lastError the last failure, if any
      * @param reason    why the key was dead-lettered
      */
-    record Compensate(IdempotencyKey key, int attempts, Optional<String> lastError, String reason) implements Claim {
+    record Compensate(IdempotencyKey key, long fence, int attempts, Optional<String> lastError, String reason)
+            implements Claim {
     }
 
     /**

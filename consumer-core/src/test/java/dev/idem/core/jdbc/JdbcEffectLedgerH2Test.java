@@ -121,7 +121,7 @@ class JdbcEffectLedgerH2Test {
             Envelope envelope = envelope("order-9");
             var key = new dev.idem.core.IdempotencyKey("inventory", "orders", "order-9");
             // Dead-lettered earlier; the compensation never recorded an outcome, and Redis lost the key.
-            ledger.deadLettered(new dev.idem.core.DeadLetter(key, envelope, 5, "attempts exhausted", "", "", "",
+            ledger.deadLettered(new dev.idem.core.DeadLetter(key, 1L, envelope, 5, "attempts exhausted", "", "", "",
                     java.time.Instant.now(), java.time.Instant.now()));
             List<dev.idem.core.DeadLetter> compensated = new java.util.concurrent.CopyOnWriteArrayList<>();
             try (IdempotentProcessor<String> processor = ledger.processor(LedgerFixture.<String>insertMovement())
@@ -164,7 +164,7 @@ class JdbcEffectLedgerH2Test {
             LedgerFixture.createTables(keepAlive, "h2");
             JdbcEffectLedger ledger = JdbcEffectLedger.builder(LedgerFixture.dataSource(url, "", "")).build();
             var delivery = LedgerFixture.delivery("inventory", "order-1", 1);
-            var letter = new dev.idem.core.DeadLetter(delivery.key(), delivery.envelope(), 5, "attempts exhausted",
+            var letter = new dev.idem.core.DeadLetter(delivery.key(), 1L, delivery.envelope(), 5, "attempts exhausted",
                     "", "", "", java.time.Instant.now(), java.time.Instant.now());
 
             ledger.deadLettered(letter);

@@ -173,13 +173,13 @@ class JdbcEffectLedgerIT {
     void aDeadLetteredKeyIsRememberedSoALostRedisRecordNeverRepeatsItsSeries() throws Exception {
         // Given a key whose dead letter was recorded in the ledger
         Delivery<String> delivery = delivery(group, id("order-dead"), 1);
-        ledger.deadLettered(new dev.idem.core.DeadLetter(delivery.key(), delivery.envelope(), 5, "attempts exhausted",
+        ledger.deadLettered(new dev.idem.core.DeadLetter(delivery.key(), 1L, delivery.envelope(), 5, "attempts exhausted",
                 "java.io.IOException", "boom", "", java.time.Instant.now(), java.time.Instant.now()));
 
         // Then the business check finds it (a redelivery is not run again), a second record is
         // harmless, and a deliberate replay can forget it
         assertThat(ledger.alreadyApplied(delivery)).isTrue();
-        ledger.deadLettered(new dev.idem.core.DeadLetter(delivery.key(), delivery.envelope(), 5, "again", "", "", "",
+        ledger.deadLettered(new dev.idem.core.DeadLetter(delivery.key(), 1L, delivery.envelope(), 5, "again", "", "", "",
                 java.time.Instant.now(), java.time.Instant.now()));
         assertThat(ledger.forgetDeadLetter(delivery.key())).isTrue();
         assertThat(ledger.alreadyApplied(delivery)).isFalse();

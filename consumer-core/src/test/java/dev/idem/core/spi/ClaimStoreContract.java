@@ -407,7 +407,7 @@ public abstract class ClaimStoreContract {
         store = newStore(Duration.ofMinutes(1));
         admin = (ClaimAdmin) store;
         // Given a key dead-lettered by "a", whose compensation lease then runs out (a crashed)
-        claimed("k", "a");
+        long fence = claimed("k", "a").fence();
         store.doom(key("k"), "a", "attempts exhausted", "boom");
         assertThat(store.deadLetter(key("k"), "a", SHORT_LEASE)).isTrue();
         assertThat(claim("k", "b", LEASE)).as("busy while a's compensation lease lives, in case a dies")
@@ -419,6 +419,8 @@ public abstract class ClaimStoreContract {
 
         // Then "b" holds the compensation: nobody else gets it, and only "b" can record its outcome
         assertThat(((Claim.Compensate) taken).reason()).isEqualTo("attempts exhausted");
+        assertThat(((Claim.Compensate) taken).fence()).as("the dead-lettering claim's fence, which names it")
+                .isEqualTo(fence);
         assertThat(claim("k", "c", LEASE)).isInstanceOf(Claim.Busy.class);
         assertThat(admin.pendingCompensations(group, 10)).extracting(ClaimAdmin.KeyRecord::key).containsExactly(key("k"));
         assertThat(store.recordCompensation(key("k"), "a", "ok")).isFalse();

@@ -120,7 +120,7 @@ public abstract class DeadLetterPublisherContract {
 
     /** A dead letter of {@code envelope}, after {@code attempts}, with {@code failure} (or none). */
     protected DeadLetter letter(Envelope envelope, int attempts, String reason, Throwable failure) {
-        return new DeadLetter(new IdempotencyKey(names.group(), envelope.topic(), KEY), envelope, attempts, reason,
+        return new DeadLetter(new IdempotencyKey(names.group(), envelope.topic(), KEY), 1L, envelope, attempts, reason,
                 failure == null ? "" : failure.getClass().getName(), Failures.message(failure),
                 failure == null ? "" : Failures.stackTrace(failure), FIRST_FAILURE, LAST_FAILURE);
     }

@@ -3,7 +3,8 @@ package dev.idem.kafka.share;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.kafka.internal.KafkaProcessors;
-import dev.idem.kafka.share.internal.DeliveryLimit;
+import dev.idem.kafka.share.internal.LiveDeliveryLimit;
+import dev.idem.kafka.share.internal.MonotonicClock;
 import dev.idem.kafka.share.internal.ShareSettings;
 import java.time.Clock;
 import java.time.Duration;
@@ -18,7 +19,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.common.config.ConfigException;
@@ -77,6 +77,8 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
     private final Duration closeTimeout;
     private final List<String> topics;
     private final Clock clock;
+    private final Duration limitRefresh;
+    private volatile LiveDeliveryLimit limit;
     private final int id;
     private final Consumer<Throwable> onFailure;
     private final AtomicBoolean released = new AtomicBoolean();
@@ -92,6 +94,7 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
         this.onFailure = b.onFailure;
         this.topics = List.copyOf(b.topics);
         this.clock = b.clock;
+        this.limitRefresh = b.limitRefresh;
         this.group = settings.group();
         this.maxAttempts = b.processor.maxAttempts();
         this.adminConfig = new HashMap<>(b.config);
@@ -141,11 +144,7 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
         if (started) {
             throw new IllegalStateException("consumer already started");
         }
-        int limit;
-        try (Admin admin = Admin.create(adminConfig)) {
-            limit = DeliveryLimit.read(admin, group, Duration.ofSeconds(30));
-        }
-        DeliveryLimit.check(limit, maxAttempts, group);
+        limit = LiveDeliveryLimit.start(adminConfig, group, maxAttempts, limitRefresh);
         started = true;
         state = State.STARTING;
         loop = new ShareLoop<>(consumer, composed.processor(), workers,
@@ -215,6 +214,10 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
             return;
         }
         workers.shutdown();
+        LiveDeliveryLimit live = limit;
+        if (live != null) {
+            live.close();
+        }
         try {
             composed.close();
         } catch (RuntimeException e) {
@@ -265,7 +268,8 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
         private int concurrency = 1;
         private UnaryOperator<DeadLetterPublisher> deadLetters = UnaryOperator.identity();
         private Consumer<Throwable> onFailure = failure -> { };
-        private Clock clock = Clock.systemUTC();
+        private Clock clock = MonotonicClock.system();
+        private Duration limitRefresh = Duration.ofSeconds(30);
         // Long enough for a slow handler or a dead-letter publish to end; a shutdown hook should allow it.
         private Duration closeTimeout = Duration.ofSeconds(30);
 
@@ -302,9 +306,23 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
             return this;
         }
 
-        /** The clock for backoff deadlines and lock renewals. Default: the UTC system clock. */
+        /**
+         * The clock for backoff deadlines and lock renewals. Default: one that follows
+         * {@code System.nanoTime()}, so a wall-clock step (NTP) neither renews a lock late nor a
+         * backoff early.
+         */
         public Builder<T> clock(Clock clock) {
             this.clock = clock;
+            return this;
+        }
+
+        /**
+         * How often the group's {@code share.delivery.count.limit} is read again (it is a dynamic
+         * setting, and Idem must know a record's last delivery to dead-letter it before the broker
+         * archives it). Default 30 s.
+         */
+        public Builder<T> deliveryLimitRefresh(Duration period) {
+            this.limitRefresh = period;
             return this;
         }
 
@@ -329,6 +347,9 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
             Objects.requireNonNull(deadLetters, "deadLetters");
             Objects.requireNonNull(onFailure, "onFailure");
             Objects.requireNonNull(clock, "clock");
+            if (limitRefresh == null || limitRefresh.isNegative() || limitRefresh.isZero()) {
+                throw new IllegalArgumentException("deliveryLimitRefresh must be > 0 but was " + limitRefresh);
+            }
             return new IdemKafkaShareConsumer<>(this, settings);
         }
     }

@@ -22,6 +22,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntSupplier;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -69,7 +70,7 @@ final class ShareLoop<T> implements Runnable {
     }
 
     /** Fixed settings of the loop. */
-    record Settings(List<String> topics, int deliveryLimit, Duration closeTimeout, Clock clock) {
+    record Settings(List<String> topics, IntSupplier deliveryLimit, Duration closeTimeout, Clock clock) {
     }
 
     /** A record's place: topic, partition, offset. */
@@ -95,6 +96,8 @@ final class ShareLoop<T> implements Runnable {
         // As the last poll returned it, and when: its lock was acquired or renewed then. Poll thread only.
         ConsumerRecord<byte[], byte[]> record;
         Instant returned;
+        // When its lock was last renewed (RENEW sent), null if never. Poll thread only.
+        Instant renewed;
         // Null while it runs; set by the worker that finished it, read by the poll thread.
         volatile Verdict verdict;
         // The broker's delivery count of the delivery being run: a later delivery is another Held.
@@ -194,6 +197,7 @@ final class ShareLoop<T> implements Runnable {
     private void cycle(boolean draining) throws InterruptedException {
         forgetRefused();
         Instant now = settings.clock().instant();
+        forgetExpired(now);
         if (!draining) {
             rerunDue(now);
         }
@@ -231,7 +235,7 @@ final class ShareLoop<T> implements Runnable {
             allSettled &= settled;
             oldest = oldest == null || h.returned.isBefore(oldest) ? h.returned : oldest;
         }
-        Duration lock = consumer.acquisitionLockTimeoutMs().map(ms -> Duration.ofMillis(ms)).orElse(DEFAULT_LOCK);
+        Duration lock = lock();
         // Renew at half the lock: the other half covers a slow poll and the renewal's round trip.
         return allSettled
                 || !now.isBefore(oldest.plus(lock.dividedBy(2)))
@@ -262,7 +266,7 @@ final class ShareLoop<T> implements Runnable {
                 if (lastDelivery(h)) {
                     LOG.warn("{} was on its last delivery ({} = {}) when the consumer closed: the broker archives it "
                             + "without a dead letter", h.id, DeliveryLimit.GROUP_SETTING,
-                            settings.deliveryLimit());
+                            settings.deliveryLimit().getAsInt());
                 }
             } else {
                 type = AcknowledgeType.RENEW;
@@ -277,13 +281,37 @@ final class ShareLoop<T> implements Runnable {
             }
             if (type != AcknowledgeType.RENEW) {
                 held.remove(h.id);
+            } else {
+                h.renewed = now;
             }
         }
         flight.clear();
     }
 
+    private Duration lock() {
+        return consumer.acquisitionLockTimeoutMs().map(ms -> Duration.ofMillis(ms)).orElse(DEFAULT_LOCK);
+    }
+
+    /**
+     * Renewed records the client has not handed back within one and a half locks of their renewal
+     * (the RENEW reaches the broker with the next request): the broker's lock has ended, so they are no longer this member's (a run still going on ends unacknowledged,
+     * and a later delivery finds its key busy or done). Not held any more: not run again, not waited for.
+     */
+    private void forgetExpired(Instant now) {
+        Duration lock = lock();
+        Duration gone = lock.plus(lock.dividedBy(2));
+        held.values().removeIf(h -> {
+            boolean expired = h.renewed != null && now.isAfter(h.renewed.plus(gone)) && !flight.contains(h);
+            if (expired) {
+                LOG.warn("{} was renewed at {} and not handed back by the client within its lock ({}); no longer "
+                        + "held", h.id, h.renewed, lock);
+            }
+            return expired;
+        });
+    }
+
     private boolean lastDelivery(Held h) {
-        return h.deliveries >= settings.deliveryLimit();
+        return h.deliveries >= settings.deliveryLimit().getAsInt();
     }
 
     private static int deliveries(ConsumerRecord<?, ?> record) {
@@ -417,13 +445,13 @@ final class ShareLoop<T> implements Runnable {
         Disposition disposition = outcome.disposition();
         if (disposition.acknowledges()) {
             decide(h, new Verdict(AcknowledgeType.ACCEPT, Instant.EPOCH));
-        } else if (outcome instanceof Outcome.Retrying) {
+        } else if (disposition.action() == Disposition.Action.RETRY) {
             decide(h, failed(h, disposition.delay()));
         } else {
             // Busy or Deferred: no run happened, and a release would spend one of the record's
             // deliveries. Held (its lock renewed) and tried again after the delay.
             Duration delay = disposition.delay();
-            if (outcome instanceof Outcome.Busy && delay.compareTo(BUSY_HOLD_MAX) > 0) {
+            if (disposition.action() == Disposition.Action.BUSY && delay.compareTo(BUSY_HOLD_MAX) > 0) {
                 delay = BUSY_HOLD_MAX;
             }
             decide(h, new Verdict(null, settings.clock().instant().plus(delay)));

@@ -132,6 +132,37 @@ class IdemKafkaShareConsumerIT {
         }
     }
 
+    /**
+     * The group's delivery limit is dynamic: lowered while the consumer runs, below Idem's attempts
+     * (an operator's mistake, logged as an error), Idem must still know which delivery is the last,
+     * hold the record there and dead-letter it itself; a stale limit released it on its last
+     * delivery and the broker archived it, with no dead letter and no compensation.
+     */
+    @Test
+    void aDeliveryLimitLoweredWhileRunningIsReadAgainAndThePoisonIsStillDeadLettered(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        try (ShareScenario scenario = new ShareScenario(kafka, postgres, names, 1, Guards.ON, 7)) {
+            String poison = scenario.orderId(666);
+            scenario.behaviour((order, invocation) -> {
+                if (order.id().equals(poison)) {
+                    throw new IllegalStateException("cannot apply " + order.id());
+                }
+            });
+            scenario.start(scenario.builder(redisson, 1).deliveryLimitRefresh(Duration.ofMillis(500)));
+            scenario.configureGroup(java.util.Map.of("share.delivery.count.limit", "3"));
+            TimeUnit.SECONDS.sleep(3);   // six refreshes
+
+            scenario.produceIds(List.of(poison, scenario.orderId(1)));
+            scenario.awaitSettled(SETTLE);
+
+            assertThat(scenario.effects()).isEqualTo(1);
+            assertThat(scenario.readAll(scenario.topic + ".DLT")).as("dead letters").hasSize(1);
+            assertThat(scenario.compensated).hasSize(1);
+            assertThat(scenario.calls(poison)).isEqualTo(5);
+            assertThat(scenario.deliveryCounts).as("no delivery after the limit").allMatch(count -> count <= 3);
+        }
+    }
+
     // 3. Redis outage: records are held, not released, and all applied once after ---------------
 
     @Test

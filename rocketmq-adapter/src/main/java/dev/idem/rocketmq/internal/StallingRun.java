@@ -1,6 +1,7 @@
 package dev.idem.rocketmq.internal;
 
 import dev.idem.core.Batch;
+import dev.idem.core.Disposition;
 import dev.idem.core.Envelope;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.Outcome;
@@ -67,18 +68,18 @@ public final class StallingRun {
                 }
                 return new Result(envelopes.size(), null);
             }
-            if (!(stopped instanceof Outcome.Deferred deferred)) {
+            if (stopped.disposition().action() != Disposition.Action.DEFER) {
                 return new Result(index, stopped);
             }
-            wait = next(wait, deferred.disposition().delay());
+            wait = next(wait, stopped.disposition().delay());
             if (System.nanoTime() + wait.toNanos() > deadline) {
-                LOG.warn("{}: still deferred ({}) after stalling {}; handing {} message(s) back to the broker",
-                        stopped.key(), deferred.reason(), maxStall, envelopes.size() - index);
+                LOG.warn("{}: still deferred after stalling {} ({}); handing {} message(s) back to the broker",
+                        stopped.key(), maxStall, stopped, envelopes.size() - index);
                 return new Result(index, stopped);
             }
             if (!stalled) {
                 LOG.info("{}: deferred ({}); stalling up to {} instead of spending the broker's redelivery count",
-                        stopped.key(), deferred.reason(), maxStall);
+                        stopped.key(), stopped, maxStall);
                 stalled = true;
             }
             if (!gate.pause(wait)) {

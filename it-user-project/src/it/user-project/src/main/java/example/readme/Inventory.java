@@ -27,8 +27,13 @@ final class Inventory {
         }
     }
 
-    /** Undoes what the order reserved elsewhere, once its message is dead-lettered. */
-    static void releaseReservation(DeadLetter deadLetter) {
-        LOG.info("releasing the reservation of {}", deadLetter.key().value());
+    /** Undoes what the order reserved, in the caller's transaction, once its message is dead-lettered. */
+    static void releaseReservation(Connection tx, DeadLetter deadLetter) throws SQLException {
+        LOG.info("releasing the reservation of {} ({})", deadLetter.key().value(), deadLetter.compensationId());
+        try (PreparedStatement update = tx.prepareStatement(
+                "update reservation set released = true where order_key = ?")) {
+            update.setString(1, deadLetter.key().value());
+            update.executeUpdate();
+        }
     }
 }

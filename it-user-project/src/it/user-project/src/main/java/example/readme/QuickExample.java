@@ -34,7 +34,8 @@ final class QuickExample {
             .keys(KeySource.payload(order -> order.id() + ":deduct"))   // a business key, not the broker id
             .claims(claims)
             .deadLetters(publisher)                              // the Kafka or RocketMQ adapter provides one
-            .compensation(deadLetter -> releaseReservation(deadLetter))
+            .compensation(ledger.compensation((deadLetter, tx) ->   // in the ledger's transaction:
+                releaseReservation(tx, deadLetter)))             // once, kill -9 included
             .meterRegistry(meterRegistry)                        // optional: no metrics without it
             .build();
 
