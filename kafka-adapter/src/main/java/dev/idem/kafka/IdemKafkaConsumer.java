@@ -12,6 +12,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -73,6 +75,7 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
     private final Duration closeTimeout;
     private final Consumer<Throwable> onFailure;
     private final AtomicBoolean released = new AtomicBoolean();
+    private final CompletableFuture<Void> idle = new CompletableFuture<>();
     private volatile State state = State.NEW;
     private volatile Throwable failure;
     private boolean started;
@@ -157,6 +160,16 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
         return failure;
     }
 
+    /**
+     * Completes once the consumer has let go of everything after {@link #close()}: no record runs any
+     * more, lease renewal has stopped and the dead-letter producer is closed. {@code close()} returns
+     * at its bound even when a handler still runs; close what those records still use (the Redis
+     * client, a publisher of your own) when this completes.
+     */
+    public CompletionStage<Void> released() {
+        return idle.minimalCompletionStage();
+    }
+
     /** Whether the consumer is started and neither closed nor failed. */
     public boolean isRunning() {
         State now = state;
@@ -214,6 +227,8 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
             composed.close();
         } catch (RuntimeException e) {
             LOG.warn("closing the processor or the dead-letter producer failed", e);
+        } finally {
+            idle.complete(null);
         }
     }
 

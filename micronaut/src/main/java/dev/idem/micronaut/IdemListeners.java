@@ -41,6 +41,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
@@ -60,7 +62,8 @@ import org.slf4j.LoggerFactory;
 public final class IdemListeners implements ApplicationEventListener<StartupEvent> {
 
     private static final Logger LOG = LoggerFactory.getLogger(IdemListeners.class);
-    private static final Set<String> LISTENER_KEYS = Set.of("max-attempts", "lease", "dead-letter-topic", "concurrency");
+    private static final Set<String> LISTENER_KEYS = Set.of("max-attempts", "lease", "dead-letter-topic", "concurrency",
+            "close-timeout");
     private static final Set<String> REDIS_KEYS = Set.of("address", "key-prefix");
     private static final Set<String> ROCKETMQ_KEYS = Set.of("name-server");
     private static final Set<String> LEDGER_KEYS = Set.of("table", "create-table", "enabled");
@@ -82,9 +85,12 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         this.registry = registry;
     }
 
-    /** A started listener: its name, broker, and whether its consumer is running. */
+    /**
+     * A started listener: its name, broker, whether its consumer is running, how to close it, and
+     * when, closed, it has let go of everything (no record runs, its dead-letter producer closed).
+     */
     public record RunningListener(String name, Broker broker, String topic, String group,
-                                  BooleanSupplier isRunning, AutoCloseable closer) {
+                                  BooleanSupplier isRunning, AutoCloseable closer, CompletionStage<Void> released) {
     }
 
     @Override
@@ -130,9 +136,15 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         }
     }
 
-    /** Closes every consumer in reverse start order, then the Redis client Idem created. */
+    /**
+     * Closes every consumer in reverse start order, then the Redis client Idem created, once no record
+     * runs any more: a consumer's close returns at its bound while a handler may still run, and that
+     * record's completion needs Redis (without it, the key's claim lapses and, in Redis-only mode, a
+     * copy runs it again).
+     */
     @PreDestroy
     public synchronized void close() {
+        List<CompletableFuture<Void>> released = new ArrayList<>();
         for (int i = running.size() - 1; i >= 0; i--) {
             RunningListener listener = running.get(i);
             try {
@@ -140,10 +152,16 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
             } catch (Exception e) {
                 LOG.warn("closing Idem listener '{}' failed", listener.name(), e);
             }
+            released.add(listener.released().toCompletableFuture());
         }
         running.clear();
         if (ownRedisson != null) {
-            ownRedisson.shutdown();
+            RedissonClient client = ownRedisson;
+            CompletableFuture<Void> all = CompletableFuture.allOf(released.toArray(CompletableFuture[]::new));
+            if (!all.isDone()) {
+                LOG.info("Idem's Redis client closes once the records still running end");
+            }
+            all.whenComplete((done, failure) -> client.shutdown());
             ownRedisson = null;
             redisson = null;
             claims = null;
@@ -163,6 +181,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         Compensation compensation;
         int maxAttempts;
         Duration lease;
+        Duration closeTimeout;
         String deadLetterTopic;
         int concurrency;
         boolean ledger;
@@ -238,6 +257,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
                 "@IdempotentListener(lease) on " + plan.method);
         plan.deadLetterTopic = environment.getProperty(prefix + "dead-letter-topic", String.class)
                 .orElse(properties.annotationText(a, IdempotentListener.class, "deadLetterTopic").orElse(""));
+        plan.closeTimeout = properties.durationSetting(prefix + "close-timeout", "30s", prefix + "close-timeout");
         plan.concurrency = properties.intSetting(prefix + "concurrency",
                 a.intValue(IdempotentListener.class, "concurrency").orElse(0));
         if (plan.concurrency < 0) {
@@ -498,9 +518,10 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         meters(processor, plan.name);
         try {
             return plan.broker == Broker.KAFKA
-                    ? Brokers.kafka(plan.name, plan.topic, plan.group, processor, kafka, plan.deadLetterTopic, plan.concurrency)
+                    ? Brokers.kafka(plan.name, plan.topic, plan.group, processor, kafka, plan.deadLetterTopic,
+                    plan.concurrency, plan.closeTimeout)
                     : Brokers.rocketMq(plan.name, plan.topic, plan.group, processor, nameServer, plan.deadLetterTopic,
-                    plan.concurrency);
+                    plan.concurrency, plan.closeTimeout);
         } catch (IllegalArgumentException e) {
             String origin = plan.broker == Broker.KAFKA ? "idem.kafka" : "idem.rocketmq";
             throw new ConfigurationException("Idem listener '" + plan.name + "' (" + origin + ", idem.listeners."

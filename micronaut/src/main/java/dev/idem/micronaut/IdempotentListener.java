@@ -17,7 +17,7 @@ import java.lang.annotation.Target;
  * context has started, closed in order when it stops.
  *
  * <p>Every policy value can be overridden in configuration under
- * {@code idem.listeners.<name>.*} ({@code max-attempts}, {@code lease}, {@code dead-letter-topic},
+ * {@code idem.listeners.<name>.*} ({@code max-attempts}, {@code lease}, {@code dead-letter-topic}, {@code close-timeout},
  * {@code concurrency}).
  */
 @Documented

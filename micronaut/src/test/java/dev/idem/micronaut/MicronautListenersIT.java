@@ -190,6 +190,53 @@ class MicronautListenersIT {
     }
 
     /**
+     * The application stops while a handler runs longer than its listener's close timeout: the
+     * consumer's close returns at its bound, and Idem's Redis client must stay open until the record
+     * ends, so its completion is recorded (a lost completion lapses into a copy run again in
+     * Redis-only mode).
+     */
+    @Test
+    void aHandlerOutlastingTheCloseTimeoutStillRecordsItsCompletion(KafkaBroker kafka, RedisEndpoint redis,
+                                                                   TestNames names) throws Exception {
+        kafka.createTopic(names.topic(), 1);
+        Map<String, Object> properties = new HashMap<>();
+        properties.put("test.health.topic", names.topic());
+        properties.put("test.health.group", names.group());
+        properties.put("idem.redis.address", redis.uri().toString());
+        properties.put("idem.redis.key-prefix", names.keyPrefix());
+        properties.put("idem.kafka.bootstrap.servers", kafka.bootstrapServers());
+        properties.put("idem.listeners.health-orders.close-timeout", "1s");
+        ApplicationContext context = ApplicationContext.run(properties);
+        try {
+            Effects effects = context.getBean(Effects.class);
+            Properties p = new Properties();
+            p.put("bootstrap.servers", kafka.bootstrapServers());
+            p.put("key.serializer", StringSerializer.class.getName());
+            p.put("value.serializer", StringSerializer.class.getName());
+            try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+                producer.send(new ProducerRecord<>(names.topic(), 0, "k", "slow")).get();
+            }
+            await().atMost(Duration.ofSeconds(60)).until(() -> effects.calls("health", "slow") == 1);
+        } finally {
+            context.close();   // returns after the one-second close timeout; the handler sleeps on
+        }
+
+        org.redisson.config.Config config = new org.redisson.config.Config();
+        config.useSingleServer().setAddress(redis.uri().toString());
+        org.redisson.api.RedissonClient redisson = org.redisson.Redisson.create(config);
+        try {
+            dev.idem.redis.RedisClaimStore store = dev.idem.redis.RedisClaimStore.builder(redisson)
+                    .keyPrefix(names.keyPrefix()).build();
+            dev.idem.core.IdempotencyKey key = new dev.idem.core.IdempotencyKey(names.group(), names.topic(),
+                    names.topic() + "-0@0");
+            await().atMost(Duration.ofSeconds(15)).until(() -> store.inspect(key)
+                    .map(r -> r.state() == dev.idem.core.spi.ClaimRecord.State.DONE).orElse(false));
+        } finally {
+            redisson.shutdown();
+        }
+    }
+
+    /**
      * The oracle can fail: the same traffic applied by a plain consumer without Idem doubles
      * effects, and counting rows per id sees it.
      */

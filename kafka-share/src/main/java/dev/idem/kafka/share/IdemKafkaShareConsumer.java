@@ -13,6 +13,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -82,6 +84,7 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
     private final int id;
     private final Consumer<Throwable> onFailure;
     private final AtomicBoolean released = new AtomicBoolean();
+    private final CompletableFuture<Void> idle = new CompletableFuture<>();
     private volatile State state = State.NEW;
     private volatile Throwable failure;
     private ShareLoop<T> loop;
@@ -163,6 +166,16 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
         return failure;
     }
 
+    /**
+     * Completes once the consumer has let go of everything after {@link #close()}: no record runs any
+     * more, lease renewal has stopped and the dead-letter producer is closed. {@code close()} returns
+     * at its bound even when a handler still runs; close what those records still use (the Redis
+     * client, a publisher of your own) when this completes.
+     */
+    public CompletionStage<Void> released() {
+        return idle.minimalCompletionStage();
+    }
+
     /** Whether the consumer is started and neither closed nor failed. */
     public boolean isRunning() {
         State now = state;
@@ -222,6 +235,8 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
             composed.close();
         } catch (RuntimeException e) {
             LOG.warn("closing the processor or the dead-letter producer failed", e);
+        } finally {
+            idle.complete(null);
         }
     }
 

@@ -7,8 +7,11 @@ import dev.idem.kafka.KafkaDeadLetterPublisher;
 import dev.idem.micronaut.Broker;
 import dev.idem.micronaut.IdemListeners.RunningListener;
 import dev.idem.rocketmq.IdemRocketMqConsumer;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.apache.rocketmq.common.ServiceState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,7 +29,8 @@ public final class Brokers {
 
     /** An {@link IdemKafkaConsumer} for the listener, started. */
     public static RunningListener kafka(String name, String topic, String group, IdempotentProcessor.Builder<Object> processor,
-                                        Map<String, Object> settings, String deadLetterTopic, int concurrency) {
+                                        Map<String, Object> settings, String deadLetterTopic, int concurrency,
+                                        Duration closeTimeout) {
         Map<String, Object> config = new HashMap<>(settings);
         config.put("group.id", group);
         KafkaDeadLetterPublisher ownPublisher = null;
@@ -41,20 +45,19 @@ public final class Brokers {
             IdemKafkaConsumer<Object> consumer = IdemKafkaConsumer.builder(config, processor)
                     .topics(topic)
                     .concurrency(concurrency > 0 ? concurrency : 1)
+                    .closeTimeout(closeTimeout)
                     .onFailure(failure -> LOG.warn("Idem listener '{}' trouble", name, failure))
                     .build();
             consumer.start();
+            // The listener's own dead-letter producer closes once no record can publish any more.
+            CompletionStage<Void> released = consumer.released().whenComplete((done, failure) -> {
+                if (publisher != null) {
+                    publisher.close();
+                }
+            });
             return new RunningListener(name, Broker.KAFKA, topic, group,
                     () -> consumer.state() == IdemKafkaConsumer.State.RUNNING || consumer.state() == IdemKafkaConsumer.State.STARTING,
-                    () -> {
-                        try {
-                            consumer.close();
-                        } finally {
-                            if (publisher != null) {
-                                publisher.close();
-                            }
-                        }
-                    });
+                    consumer::close, released);
         } catch (RuntimeException | Error e) {
             if (publisher != null) {
                 publisher.close();
@@ -66,9 +69,9 @@ public final class Brokers {
     /** An {@link IdemRocketMqConsumer} for the listener, started. */
     public static RunningListener rocketMq(String name, String topic, String group,
                                            IdempotentProcessor.Builder<Object> processor, String nameServer,
-                                           String deadLetterTopic, int concurrency) {
+                                           String deadLetterTopic, int concurrency, Duration closeTimeout) {
         IdemRocketMqConsumer.Builder<Object> builder = IdemRocketMqConsumer.builder(nameServer, group, processor)
-                .subscribe(topic, "*");
+                .subscribe(topic, "*").closeGrace(closeTimeout);
         if (concurrency > 0) {
             builder.threads(concurrency);
         }
@@ -77,8 +80,16 @@ public final class Brokers {
         }
         IdemRocketMqConsumer<Object> consumer = builder.build();
         consumer.start();
+        // Its close returns once its listener calls ended or were interrupted, and its processor closed.
+        CompletableFuture<Void> released = new CompletableFuture<>();
         return new RunningListener(name, Broker.ROCKETMQ, topic, group,
                 () -> consumer.consumer().getDefaultMQPushConsumerImpl().getServiceState() == ServiceState.RUNNING,
-                consumer::close);
+                () -> {
+                    try {
+                        consumer.close();
+                    } finally {
+                        released.complete(null);
+                    }
+                }, released);
     }
 }
