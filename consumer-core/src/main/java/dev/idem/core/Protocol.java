@@ -372,8 +372,9 @@ final class Protocol<T> implements AutoCloseable {
             }
             DeadLetter letter = deadLetterOf(item, cut.fence(), cut.attempts(), cut.reason(),
                     cut.lastError().orElse(""), null, Optional.empty());
-            if (!compensate(round, letter)) {
-                return unrecorded(item);
+            Compensated compensated = compensate(round, letter);
+            if (compensated != Compensated.RECORDED) {
+                return notRecorded(item, compensated);
             }
             return new Outcome.DeadLettered(key, cut.attempts(), cut.reason(), true);
         }
@@ -623,8 +624,9 @@ final class Protocol<T> implements AutoCloseable {
             return deferred(item, "dead letter published; business check unavailable: "
                     + Failures.describe(unrecorded), unrecorded);
         }
-        if (!compensate(round, letter)) {
-            return unrecorded(item);
+        Compensated compensated = compensate(round, letter);
+        if (compensated != Compensated.RECORDED) {
+            return notRecorded(item, compensated);
         }
         return new Outcome.DeadLettered(key, attempts, reason, false);
     }
@@ -649,8 +651,9 @@ final class Protocol<T> implements AutoCloseable {
                 + "its record: compensating now", key);
         DeadLetter letter = deadLetterOf(item, claimed.fence(), claimed.attempt() - 1, reason, "", null,
                 claimed.firstFailureAt());
-        if (!compensate(round, letter)) {
-            return unrecorded(item);
+        Compensated compensated = compensate(round, letter);
+        if (compensated != Compensated.RECORDED) {
+            return notRecorded(item, compensated);
         }
         return new Outcome.DeadLettered(key, letter.attempts(), reason, true);
     }
@@ -687,20 +690,34 @@ final class Protocol<T> implements AutoCloseable {
         return new Outcome.DeadLettered(key, 0, reason, true);
     }
 
+    /** How a compensation ended, for the delivery that ran it. */
+    private enum Compensated {
+        /** Ran (or failed for good) and recorded: acknowledge. */
+        RECORDED,
+        /** Ran, but the business check could not record it: a copy records it. */
+        UNRECORDED,
+        /** Could not run for infrastructure trouble: still pending, run again by the next delivery. */
+        DEFERRED
+    }
+
     /**
-     * A dead letter and its compensation that the business check could not record: not
-     * acknowledged, so a copy comes back, finds the key dead, and records it (never runs it again).
+     * A compensation not recorded: not acknowledged. A copy comes back and either records it (it ran:
+     * the key is dead, never run again) or runs it (deferred: it is still pending, under this owner's
+     * lease, which is not renewed).
      */
-    private Outcome unrecorded(Prepared<T> item) {
-        return deferred(item, "dead-lettered and compensated; the business check could not record it yet", null);
+    private Outcome notRecorded(Prepared<T> item, Compensated compensated) {
+        return compensated == Compensated.DEFERRED
+                ? deferred(item, "dead-lettered; its compensation met infrastructure trouble and runs again", null)
+                : deferred(item, "dead-lettered and compensated; the business check could not record it yet", null);
     }
 
     /**
      * Runs the compensation hook, a bounded number of times, and records its outcome, once.
-     *
-     * @return whether the business check recorded it (always, without one)
+     * Infrastructure trouble (the ledger's database unreachable, a deadlock, a refused connection)
+     * is not the compensation's failure: no outcome is recorded, so it stays pending and the next
+     * delivery runs it again, with backoff, for up to {@code maxDeferral}; only then does it count.
      */
-    private boolean compensate(Round<T> round, DeadLetter letter) {
+    private Compensated compensate(Round<T> round, DeadLetter letter) {
         IdempotencyKey key = letter.key();
         round.held.add(key);
         String outcome = "ok";
@@ -715,6 +732,13 @@ final class Protocol<T> implements AutoCloseable {
                     throw error;
                 }
                 last = e;
+                if (mayDefer(key, e)) {
+                    // Left pending under this owner's lease, no longer renewed: the next delivery (this
+                    // owner's, or another's after the lease) takes it over and runs it again.
+                    round.held.drop(key);
+                    LOG.warn("compensation for {} met infrastructure trouble; not counted, it runs again", key, e);
+                    return Compensated.DEFERRED;
+                }
             }
         }
         if (last != null) {
@@ -737,11 +761,20 @@ final class Protocol<T> implements AutoCloseable {
         if (records.write(letter, outcome) || !inStore) {
             // Not recorded in the claim store: a copy would take the compensation over and run it again,
             // so the message is acknowledged, as before, whatever the business check said.
-            return true;
+            return Compensated.RECORDED;
         }
         records.unwritten(key);
         deferrals.handlerTrouble(key, clock.instant());   // starts the maxDeferral clock of its copies
-        return false;
+        return Compensated.UNRECORDED;
+    }
+
+    /** Infrastructure trouble within its bound ({@code maxDeferral}; the check's own store: none). */
+    private boolean mayDefer(IdempotencyKey key, Throwable failure) {
+        if (!failures.isInfrastructure(failure) && !Failures.isCheckUnavailable(failure)) {
+            return false;
+        }
+        return Failures.isCheckUnavailable(failure)
+                || deferrals.handlerTrouble(key, clock.instant()).compareTo(maxDeferral) <= 0;
     }
 
     /** Hands a claim back uncounted (infrastructure trouble: not the message's fault). */

@@ -185,6 +185,41 @@ class IdempotentProcessorTest {
                 c -> assertThat(c).startsWith("failed: ").contains("refund service down"));
     }
 
+    /**
+     * The ledger's database down while the compensation runs (a transactional compensation, or a
+     * hook calling a host that refuses connections) is not the compensation's failure: recorded as
+     * failed, it would never run again, and the undo would be lost. It stays pending, not
+     * acknowledged, and the delivery after its compensation lease takes it over and runs it.
+     */
+    @Test
+    void aCompensationMeetingInfrastructureTroubleIsNotRecordedAsFailedAndRunsAgain() {
+        AtomicInteger calls = new AtomicInteger();
+        IdempotentProcessor<String> processor = builder(handler).compensationAttempts(3)
+                .compensation(deadLetter -> {
+                    if (calls.incrementAndGet() <= 2) {
+                        throw new CheckUnavailableException("the ledger's database cannot be reached", null);
+                    }
+                    compensated.add(deadLetter);
+                }).build();
+
+        Outcome first = processor.process(envelope("order-1:fatal"));
+        assertThat(record("order-1").compensation()).contains("pending");
+        clock.advance(LEASE.plusSeconds(1));   // its compensation lease, no longer renewed, ends
+        Outcome second = processor.process(envelope("order-1:fatal"));
+        clock.advance(LEASE.plusSeconds(1));
+        Outcome third = processor.process(envelope("order-1:fatal"));
+
+        assertThat(first).isInstanceOf(Outcome.Deferred.class);
+        assertThat(second).isInstanceOf(Outcome.Deferred.class);
+        assertThat(third).isInstanceOf(Outcome.DeadLettered.class);
+        assertThat(calls).hasValue(3);
+        assertThat(compensated).hasSize(1);
+        assertThat(compensated.get(0).compensationId()).as("the same dead-lettering")
+                .isEqualTo(deadLetters.published().get(0).compensationId());
+        assertThat(deadLetters.published()).as("one dead letter").hasSize(1);
+        assertThat(record("order-1").compensation()).contains("ok");
+    }
+
     @Test
     void aDeadLetterTheBrokerDidNotAcknowledgeLeavesTheSourceUnacknowledged() {
         IdempotentProcessor<String> processor = processor();

@@ -201,6 +201,7 @@ if op == 'claim' then
         if r.cs == 'pending' and (r.o == owner or r.l <= now) then
           r.o, r.l = owner, now + lease
           keep(key, r)
+          pcall(redis.call, 'ZADD', PENDING, 'NX', now, key)
           out[i] = 'K:' .. d(r.a) .. ':' .. d(r.f) .. ':' .. r.e .. SEP .. r.z
         elseif r.cs == 'pending' then
           -- Another owner runs the compensation: come back when its lease ends, in case it dies.
@@ -231,7 +232,9 @@ if op == 'claim' then
           r = {a = lost and math.max(0, floor - 1) or 0, n = 0, f = 0, ff = '', due = 0, e = '', cs = '', z = ''}
         end
         r.s, r.o, r.l, r.u, r.due = 'C', owner, now + lease, '1', 0
-        r.f = math.max(r.f + 1, now_us)
+        -- A key decided for the dead letter keeps the fence of the claim that decided it: no handler
+        -- runs under its later claims, and the fence names the dead-lettering (its compensation id).
+        if r.z == '' then r.f = math.max(r.f + 1, now_us) end
         redis.call('SET', key, encode(r), 'PX', window)
         out[i] = claimed_reply(r, abandoned, fresh)
       end

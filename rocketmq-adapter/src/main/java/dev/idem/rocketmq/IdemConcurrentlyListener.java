@@ -90,9 +90,11 @@ public final class IdemConcurrentlyListener<T> implements MessageListenerConcurr
             if (result.stopped() != null) {
                 Disposition disposition = result.stopped().disposition();
                 // A run that failed backs off on its attempt; a message that comes back with no run
-                // counted (Busy, Deferred) climbs the levels on its redeliveries instead.
+                // counted (Busy, Deferred) climbs the levels on its redeliveries instead. The level is
+                // the batch's: the least redelivered message sent back sets it, so none that never ran
+                // waits on another's count.
                 int level = disposition.uncounted()
-                        ? delayLevels.levelFor(disposition.delay(), envelopes.get(result.acknowledged()).brokerAttempt() - 1)
+                        ? delayLevels.levelFor(disposition.delay(), fewestSendBacks(envelopes, result.acknowledged()))
                         : delayLevels.levelFor(disposition.delay());
                 context.setDelayLevelWhenNextConsume(level);
             }
@@ -100,5 +102,13 @@ public final class IdemConcurrentlyListener<T> implements MessageListenerConcurr
         } finally {
             gate.exit();
         }
+    }
+
+    private static int fewestSendBacks(List<Envelope> envelopes, int from) {
+        int fewest = Integer.MAX_VALUE;
+        for (int i = from; i < envelopes.size(); i++) {
+            fewest = Math.min(fewest, envelopes.get(i).brokerAttempt() - 1);
+        }
+        return fewest;
     }
 }

@@ -94,8 +94,9 @@ public final class Failures {
     /**
      * Whether the failure is infrastructure trouble, not the message's fault: an
      * {@link InfrastructureException}, a transient or connection SQL error (SQL state class 08,
-     * PostgreSQL's 57P), a refused or unreachable connection, or a user-listed class, anywhere in the
-     * cause chain. A fatal class wins over it.
+     * PostgreSQL's 57P), a transaction rolled back by the database (class 40: a deadlock, a
+     * serialization failure), a refused or unreachable connection, or a user-listed class, anywhere
+     * in the cause chain. A fatal class wins over it.
      */
     public boolean isInfrastructure(Throwable failure) {
         if (isFatal(failure)) {
@@ -106,7 +107,8 @@ public final class Failures {
                 return true;
             }
             if (t instanceof SQLException sql && sql.getSQLState() != null
-                    && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P"))) {
+                    && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P")
+                    || sql.getSQLState().startsWith("40"))) {
                 return true;
             }
         }

@@ -43,60 +43,91 @@ final class LedgerCompensation implements Compensation {
     }
 
     /**
-     * Turns the key's row to {@code dead-ok} in the transaction (its row lock holds a copy off until
-     * it ends), or writes it so when it is missing.
+     * Turns the key's row from {@code dead} to {@code dead-ok} in the transaction (its row lock holds
+     * a copy off until it ends), or writes it so when it is missing. Each statement is undone alone
+     * on failure (a refused statement aborts a PostgreSQL transaction).
      *
-     * @return false when the row says the compensation ran already (or the key was applied)
+     * @return false when the row says this dead-lettering's compensation ran already (or the key was
+     *         applied): the hook must not run
      */
     private boolean take(Connection transaction, DeadLetter letter) throws SQLException {
-        // A refused statement aborts a PostgreSQL transaction: each is undone alone.
-        Savepoint before = transaction.setSavepoint();
-        try (PreparedStatement select = transaction.prepareStatement("select outcome from " + table
+        for (int tries = 1; ; tries++) {
+            Savepoint before = transaction.setSavepoint();
+            try {
+                return takeOnce(transaction, letter);
+            } catch (SQLException e) {
+                undo(transaction, before, e);
+                if (JdbcEffectLedger.isDuplicateKey(e) && tries == 1) {
+                    continue;   // a copy wrote the row meanwhile: read it
+                }
+                if (JdbcEffectLedger.isDataException(e)) {
+                    LOG.warn("ledger table '{}' cannot hold the key of the dead-lettered {}; compensating without "
+                            + "its record (the claim store alone remembers it): {}", table, letter.key(), e.getMessage());
+                    return true;
+                }
+                throw e;
+            }
+        }
+    }
+
+    private boolean takeOnce(Connection transaction, DeadLetter letter) throws SQLException {
+        // The usual case first: the dead row written when the letter was published. An update on an
+        // existing row locks that row only (a select for update of a missing one locks a gap on MySQL).
+        if (update(transaction, letter, "dead") == 1) {
+            return true;
+        }
+        try (PreparedStatement select = transaction.prepareStatement("select outcome, fence from " + table
                 + " where consumer_group = ? and topic = ? and idempotency_key = ? for update")) {
             JdbcEffectLedger.bind(select, letter.key());
             try (ResultSet rows = select.executeQuery()) {
-                if (rows.next()) {
-                    String outcome = rows.getString(1);
-                    if (!"dead".equals(outcome)) {
-                        LOG.info("compensation of {} ran and committed earlier (ledger outcome '{}'); not again",
-                                letter.key(), outcome == null ? "applied" : outcome);
-                        return false;
-                    }
-                    return update(transaction, letter);
+                if (!rows.next()) {
+                    insert(transaction, letter);
+                    return true;
                 }
-            }
-            return insert(transaction, letter);
-        } catch (SQLException e) {
-            transaction.rollback(before);
-            if (JdbcEffectLedger.isDuplicateKey(e)) {
-                // A copy wrote the row and committed first: its compensation ran.
-                LOG.info("compensation of {} committed by another delivery; not again", letter.key());
+                String outcome = rows.getString(1);
+                long fence = rows.getLong(2);
+                if ("dead-ok".equals(outcome) && fence != 0 && letter.fence() != 0 && fence != letter.fence()) {
+                    // Another dead-lettering of the key (after a replay) whose row was never forgotten.
+                    update(transaction, letter, "dead-ok");
+                    return true;
+                }
+                LOG.info("compensation of {} ran and committed earlier (ledger outcome '{}'); not again",
+                        letter.key(), outcome == null ? "applied" : outcome);
                 return false;
             }
-            if (JdbcEffectLedger.isDataException(e)) {
-                LOG.warn("ledger table '{}' cannot hold the key of the dead-lettered {}; compensating without its "
-                        + "record (the claim store alone remembers it): {}", table, letter.key(), e.getMessage());
-                return true;
-            }
-            throw e;
         }
     }
 
-    private boolean update(Connection transaction, DeadLetter letter) throws SQLException {
-        try (PreparedStatement update = transaction.prepareStatement("update " + table + " set outcome = 'dead-ok'"
-                + " where consumer_group = ? and topic = ? and idempotency_key = ? and outcome = 'dead'")) {
-            JdbcEffectLedger.bind(update, letter.key());
-            return update.executeUpdate() == 1;
+    private static void undo(Connection transaction, Savepoint before, SQLException cause) throws SQLException {
+        try {
+            transaction.rollback(before);
+        } catch (SQLException gone) {
+            // The database rolled the whole transaction back (a MySQL deadlock): the cause says why.
+            cause.addSuppressed(gone);
+            throw cause;
         }
     }
 
-    private boolean insert(Connection transaction, DeadLetter letter) throws SQLException {
+    /** Sets the row of the key whose outcome is {@code from} to {@code dead-ok} with this letter's fence. */
+    private int update(Connection transaction, DeadLetter letter, String from) throws SQLException {
+        try (PreparedStatement update = transaction.prepareStatement("update " + table + " set outcome = 'dead-ok', "
+                + "fence = ? where consumer_group = ? and topic = ? and idempotency_key = ? and outcome = ?")) {
+            update.setLong(1, letter.fence());
+            update.setString(2, letter.key().group());
+            update.setString(3, letter.key().topic());
+            update.setString(4, letter.key().value());
+            update.setString(5, from);
+            return update.executeUpdate();
+        }
+    }
+
+    private void insert(Connection transaction, DeadLetter letter) throws SQLException {
         try (PreparedStatement insert = transaction.prepareStatement("insert into " + table + " (consumer_group, "
                 + "topic, idempotency_key, fence, applied_at, outcome) values (?, ?, ?, ?, ?, 'dead-ok')")) {
             JdbcEffectLedger.bind(insert, letter.key());
             insert.setLong(4, letter.fence());
             insert.setTimestamp(5, Timestamp.from(clock.instant()));
-            return insert.executeUpdate() == 1;
+            insert.executeUpdate();
         }
     }
 }

@@ -124,7 +124,10 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
             entries.put(key, e);
         }
         long nowMicros = now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
-        e.fence = Math.max(e.fence + 1, nowMicros);
+        if (e.deadLetterReason == null) {
+            // A key decided for the dead letter keeps the fence that names the dead-lettering.
+            e.fence = Math.max(e.fence + 1, nowMicros);
+        }
         e.state = ClaimRecord.State.CLAIMED;
         e.owner = owner;
         e.leaseUntil = now.plus(lease);

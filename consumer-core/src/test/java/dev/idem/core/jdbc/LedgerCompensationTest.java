@@ -90,6 +90,21 @@ class LedgerCompensationTest {
         assertThat(ledger.compensationPending(delivery)).isFalse();
     }
 
+    /** A key dead-lettered again after a replay whose dead row was not forgotten: its own undo runs. */
+    @Test
+    void aLaterDeadLetteringOfTheKeyRunsItsOwnCompensation() throws Exception {
+        ledger.deadLettered(letter);
+        returnStock(false).compensate(letter);
+        DeadLetter again = new DeadLetter(delivery.key(), 8, delivery.envelope(), 5, "attempts exhausted",
+                "", "", "", Instant.now(), Instant.now());
+
+        returnStock(false).compensate(again);
+        returnStock(false).compensate(again);
+
+        assertThat(LedgerFixture.movements(keepAlive, "order-1")).isEqualTo(2);
+        assertThat(calls).hasValue(2);
+    }
+
     @Test
     void theCompensationIdNamesOneDeadLetteringOfTheKey() {
         DeadLetter takenOver = new DeadLetter(delivery.key(), 7, delivery.envelope(), 5, "attempts exhausted",

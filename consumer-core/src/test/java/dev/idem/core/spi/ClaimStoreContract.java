@@ -188,6 +188,23 @@ public abstract class ClaimStoreContract {
         assertThat(admin.inspect(key("k")).orElseThrow().lastError()).contains("java.io.IOException: disk");
     }
 
+    /**
+     * A key decided for the dead letter keeps the fence of the claim that decided it, whoever claims
+     * it next (a publish that failed and was postponed): the fence names the dead-lettering, and the
+     * compensation id with it. No handler runs under those later claims.
+     */
+    @Test
+    void aKeyDecidedForTheDeadLetterKeepsItsFenceAcrossClaims() {
+        long fence = claimed("k", "a").fence();
+        assertThat(store.doom(key("k"), "a", "attempts exhausted", "boom")).isTrue();
+        assertThat(store.postpone(key("k"), "a", Duration.ZERO)).isTrue();
+
+        Claim.Claimed again = claimed("k", "b");
+
+        assertThat(again.deadLetterReason()).contains("attempts exhausted");
+        assertThat(again.fence()).isEqualTo(fence);
+    }
+
     @Test
     void fencesIncreaseAtEveryClaim() {
         List<Long> fences = new ArrayList<>();

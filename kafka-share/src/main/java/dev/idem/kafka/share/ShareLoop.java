@@ -293,13 +293,13 @@ final class ShareLoop<T> implements Runnable {
     }
 
     /**
-     * Renewed records the client has not handed back within one and a half locks of their renewal
-     * (the RENEW reaches the broker with the next request): the broker's lock has ended, so they are no longer this member's (a run still going on ends unacknowledged,
+     * Renewed records the client has not handed back within two locks of their renewal (the RENEW
+     * reaches the broker with a later request, at most a lock later): the broker's lock has ended, so they are no longer this member's (a run still going on ends unacknowledged,
      * and a later delivery finds its key busy or done). Not held any more: not run again, not waited for.
      */
     private void forgetExpired(Instant now) {
         Duration lock = lock();
-        Duration gone = lock.plus(lock.dividedBy(2));
+        Duration gone = lock.multipliedBy(2);
         held.values().removeIf(h -> {
             boolean expired = h.renewed != null && now.isAfter(h.renewed.plus(gone)) && !flight.contains(h);
             if (expired) {

@@ -97,7 +97,7 @@ class ShareLoopHeldTest {
             await().atMost(Duration.ofSeconds(5)).until(() -> runs.get() >= 2);
 
             // When its renewed lock has surely ended without the client handing it back
-            TimeUnit.MILLISECONDS.sleep(LOCK.multipliedBy(3).toMillis());
+            TimeUnit.MILLISECONDS.sleep(LOCK.multipliedBy(4).toMillis());
             int then = runs.get();
             TimeUnit.MILLISECONDS.sleep(LOCK.multipliedBy(2).toMillis());
 
@@ -119,7 +119,7 @@ class ShareLoopHeldTest {
             TimeUnit.MILLISECONDS.sleep(LOCK.multipliedBy(2).toMillis());
         }, loop);
         await().atMost(Duration.ofSeconds(5)).until(() -> runs.get() == 1);
-        TimeUnit.MILLISECONDS.sleep(LOCK.multipliedBy(3).toMillis());
+        TimeUnit.MILLISECONDS.sleep(LOCK.multipliedBy(4).toMillis());
 
         // When the loop is stopped
         long start = System.nanoTime();
