@@ -49,6 +49,8 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     private static final Logger LOG = LoggerFactory.getLogger(RedisClaimStore.class);
     // Keys listed per SCAN call by the operator's listings.
     private static final int SCAN_COUNT = 1_000;
+    // How long a slot that answered TRYAGAIN is taken for one being migrated: its keys go one by one.
+    private static final Duration MIGRATING_FOR = Duration.ofSeconds(10);
     // Fewest keys of one slot in a claim call for which a batch record pays: below, its two writes
     // and its memory cost more than they save (full records instead).
     static final int MIN_COMPACT_BATCH = 8;
@@ -61,6 +63,8 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     private final String prefix;
     private final long doneWindowMillis;
     private final long attemptsWindowMillis;
+    // Slots that answered TRYAGAIN lately, with when (System.nanoTime) that stops being assumed.
+    private final Map<Integer, Long> migrating = new ConcurrentHashMap<>();
     private final CompactClaims compact = new CompactClaims();
     private final int minCompactBatch;
 
@@ -174,25 +178,47 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     public List<Claim> claim(List<ClaimRequest> requests, String owner, Duration lease) {
         List<String> keys = requests.stream().map(r -> redisKey(r.key())).toList();
         long window = Math.max(attemptsWindowMillis, lease.toMillis() * 2);
+        String compactWindow = Long.toString(doneWindowMillis + Math.max(COMPLETE_WITHIN, lease.toMillis() * 2));
         Map<Integer, String> batchRecords = new ConcurrentHashMap<>();
-        List<Object> replies = scripts.many(keys, (slot, group) -> {
-            long fresh = group.stream().filter(i -> requests.get(i).attemptFloor() <= 1).count();
+        // Keys of a slot seen being migrated go one by one; the others in one call per slot.
+        List<Integer> grouped = new ArrayList<>(keys.size());
+        List<Integer> alone = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            (migrating.isEmpty() || !migrating(slotOf(keys.get(i))) ? grouped : alone).add(i);
+        }
+        List<Object> replies = new ArrayList<>(java.util.Collections.nCopies(keys.size(), null));
+        List<Object> groupReplies = grouped.isEmpty() ? List.of()
+                : scripts.each(grouped.stream().map(keys::get).toList(), (slot, group) -> {
+            long fresh = group.stream().filter(i -> requests.get(grouped.get(i)).attemptFloor() <= 1).count();
             String id = fresh >= minCompactBatch ? BatchIds.next() : "";
             batchRecords.put(slot, batchPrefix(slot) + id);
             List<Object> claimArgs = new ArrayList<>(List.of("claim", owner, Long.toString(lease.toMillis()),
-                    Long.toString(window), Long.toString(doneWindowMillis + Math.max(COMPLETE_WITHIN, lease.toMillis() * 2)),
-                    id));
+                    Long.toString(window), compactWindow, id));
             StringBuilder perKey = new StringBuilder(group.size() * 16);
             for (int i : group) {
-                ClaimRequest request = requests.get(i);
-                // 0 is "unknown", as is a born time before 1970.
-                perKey.append(request.attemptFloor()).append(':')
-                        .append(request.bornAt() == null ? 0 : Math.max(0, request.bornAt().toEpochMilli())).append(',');
+                appendFloorAndBorn(perKey, requests.get(grouped.get(i)));
             }
             claimArgs.add(perKey.toString());
             return new RedisScripts.Extra(List.of(epochKey(slot), batchRecords.get(slot)),
                     args(slot, claimArgs.toArray()));
         });
+        for (int g = 0; g < grouped.size(); g++) {
+            Object reply = groupReplies.get(g);
+            if (reply instanceof RedisScripts.Failed failed && (failed.tryAgain() || !failed.known())) {
+                // A slot being migrated, or a call whose reply is missing (the batch failed elsewhere):
+                // claimed again alone, which a claim by the same owner may be (it keeps its claim).
+                if (failed.tryAgain()) {
+                    migrating.put(slotOf(keys.get(grouped.get(g))), System.nanoTime() + MIGRATING_FOR.toNanos());
+                }
+                alone.add(grouped.get(g));
+            } else {
+                replies.set(grouped.get(g), reply);
+            }
+        }
+        for (int i : alone) {
+            replies.set(i, claimAlone(keys.get(i), requests.get(i), owner, lease, window, compactWindow));
+        }
+        failIfAnyFailed(replies, requests, owner);
         Map<Integer, List<String>> compactBySlot = new HashMap<>();
         List<String> full = new ArrayList<>();
         for (int i = 0; i < keys.size(); i++) {
@@ -227,6 +253,80 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
             claims.add(claim);
         }
         return claims;
+    }
+
+    private static void appendFloorAndBorn(StringBuilder perKey, ClaimRequest request) {
+        // 0 is "unknown", as is a born time before 1970.
+        perKey.append(request.attemptFloor()).append(':')
+                .append(request.bornAt() == null ? 0 : Math.max(0, request.bornAt().toEpochMilli())).append(',');
+    }
+
+    private boolean migrating(int slot) {
+        Long until = migrating.get(slot);
+        if (until == null) {
+            return false;
+        }
+        if (System.nanoTime() - until > 0) {
+            migrating.remove(slot, until);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * One key claimed alone (its slot is being migrated: a call naming several keys there gets
+     * TRYAGAIN while some are missing), as a full record.
+     *
+     * @return the script's reply, or a {@link RedisScripts.Failed}
+     */
+    private Object claimAlone(String redisKey, ClaimRequest request, String owner, Duration lease, long window,
+                              String compactWindow) {
+        StringBuilder perKey = new StringBuilder(24);
+        appendFloorAndBorn(perKey, request);
+        try {
+            List<Object> reply = one(redisKey, RScript.ReturnType.MULTI, "claim1", owner,
+                    Long.toString(lease.toMillis()), Long.toString(window), compactWindow, "", perKey.toString(),
+                    epochKey(slotOf(redisKey)));
+            return reply.get(0);
+        } catch (ClaimStoreException e) {
+            return new RedisScripts.Failed(e, true);
+        }
+    }
+
+    /**
+     * A claim call is whole or nothing to its caller: when a slot's call failed, every key the call
+     * may have claimed (claimed, or whose reply is missing) is released before the failure is thrown,
+     * so nothing stays claimed that the caller was not told of (copies elsewhere found it busy for a
+     * whole lease). A release is owner-checked: a key this owner did not hold is left as it is.
+     */
+    private void failIfAnyFailed(List<Object> replies, List<ClaimRequest> requests, String owner) {
+        RedisScripts.Failed failed = null;
+        List<IdempotencyKey> mayHold = new ArrayList<>();
+        for (int i = 0; i < replies.size(); i++) {
+            Object reply = replies.get(i);
+            if (reply instanceof RedisScripts.Failed f) {
+                failed = failed == null || !failed.known() ? f : failed;
+                if (!f.known()) {
+                    mayHold.add(requests.get(i).key());
+                }
+            } else if (reply instanceof String text && (text.startsWith("C:") || text.startsWith("c:"))) {
+                mayHold.add(requests.get(i).key());
+            }
+        }
+        if (failed == null) {
+            return;
+        }
+        if (!mayHold.isEmpty()) {
+            try {
+                release(mayHold, owner);
+            } catch (ClaimStoreException e) {
+                LOG.warn("could not release the {} key(s) a failed claim call may hold; their leases will expire",
+                        mayHold.size(), e);
+            }
+        }
+        Throwable cause = failed.cause();
+        throw cause instanceof ClaimStoreException store ? store
+                : new ClaimStoreException("Redis unavailable or failing: " + RedisScripts.rootMessage(cause), cause);
     }
 
     @Override

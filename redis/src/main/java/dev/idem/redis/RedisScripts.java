@@ -14,10 +14,12 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.BiFunction;
+import org.redisson.api.BatchOptions;
 import org.redisson.api.RBatch;
 import org.redisson.api.RFuture;
 import org.redisson.api.RScript;
 import org.redisson.api.RScriptAsync;
+import org.redisson.api.options.OptionalOptions;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.RedisException;
 import org.redisson.client.codec.StringCodec;
@@ -31,6 +33,9 @@ final class RedisScripts {
 
     private final RedissonClient redisson;
     private final RScript script;
+    // For calls that report each slot's outcome: not retried by the client, whose retry of a call
+    // it already reported failed could claim keys after the caller released them.
+    private final RScript once;
     private final String source;
     private final boolean cluster;
     private volatile String sha;
@@ -38,6 +43,7 @@ final class RedisScripts {
     RedisScripts(RedissonClient redisson, String resource) {
         this.redisson = redisson;
         this.script = redisson.getScript(StringCodec.INSTANCE);
+        this.once = redisson.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
         this.cluster = redisson.getConfig().isClusterConfig();
         this.source = read(resource);
     }
@@ -120,8 +126,49 @@ final class RedisScripts {
                 });
     }
 
+    /**
+     * A slot group's call that failed, in place of each of its keys' replies ({@link #each}).
+     *
+     * @param cause why
+     * @param known  whether the call is known to have failed (Redis refused it), rather than its reply
+     *               missing: a call whose reply is missing may have run
+     */
+    record Failed(Throwable cause, boolean known) {
+        /** Redis refused a multi-key call on a slot being migrated (some of its keys missing there). */
+        boolean tryAgain() {
+            return known && String.valueOf(rootMessage(cause)).startsWith("TRYAGAIN");
+        }
+    }
+
+    /**
+     * {@link #manyAsync}, except that each slot group's call succeeds or fails on its own: a failed
+     * group's keys get a {@link Failed} reply, the others theirs, so the caller knows which keys its
+     * call changed. Waited for.
+     *
+     * @throws ClaimStoreException when no call could be made
+     */
+    List<Object> each(List<String> keys, BiFunction<Integer, List<Integer>, Extra> args) {
+        Map<Integer, List<Integer>> groups = groups(keys);
+        try {
+            List<Object> replies = attempt(keys, groups, args, true).join();
+            if (replies.stream().noneMatch(r -> r instanceof Failed f && isNoScript(f.cause()))) {
+                return replies;
+            }
+            load();
+            return attempt(keys, groups, args, true).join();
+        } catch (CompletionException e) {
+            throw new ClaimStoreException("Redis unavailable or failing: " + rootMessage(e), e);
+        }
+    }
+
     private CompletableFuture<List<Object>> attempt(List<String> keys, Map<Integer, List<Integer>> groups,
                                                     BiFunction<Integer, List<Integer>, Extra> args) {
+        return attempt(keys, groups, args, false);
+    }
+
+    private CompletableFuture<List<Object>> attempt(List<String> keys, Map<Integer, List<Integer>> groups,
+                                                    BiFunction<Integer, List<Integer>, Extra> args,
+                                                    boolean eachOnItsOwn) {
         String current;
         try {
             current = sha();
@@ -134,10 +181,14 @@ final class RedisScripts {
         }
         if (groups.size() == 1) {
             Map.Entry<Integer, List<Integer>> group = groups.entrySet().iterator().next();
-            return call(script, current, keys, group.getKey(), group.getValue(), args).toCompletableFuture()
-                    .thenApply(reply -> scatter(group.getValue(), reply, replies));
+            CompletableFuture<List<Object>> one = call(eachOnItsOwn ? once : script, current, keys, group.getKey(),
+                    group.getValue(), args).toCompletableFuture();
+            return eachOnItsOwn ? one.handle((reply, error) -> error == null ? scatter(group.getValue(), reply, replies)
+                    : fill(group.getValue(), new Failed(error, true), replies))
+                    : one.thenApply(reply -> scatter(group.getValue(), reply, replies));
         }
-        RBatch batch = redisson.createBatch();
+        RBatch batch = eachOnItsOwn ? redisson.createBatch(BatchOptions.defaults().retryAttempts(0))
+                : redisson.createBatch();
         RScriptAsync batched = batch.getScript(StringCodec.INSTANCE);
         List<CompletableFuture<List<Object>>> calls = new ArrayList<>();
         List<List<Integer>> order = new ArrayList<>();
@@ -145,12 +196,33 @@ final class RedisScripts {
             calls.add(call(batched, current, keys, slot, group, args).toCompletableFuture());
             order.add(group);
         });
-        return batch.executeAsync().toCompletableFuture().thenApply(done -> {
+        if (!eachOnItsOwn) {
+            return batch.executeAsync().toCompletableFuture().thenApply(done -> {
+                for (int g = 0; g < calls.size(); g++) {
+                    scatter(order.get(g), calls.get(g).join(), replies);
+                }
+                return replies;
+            });
+        }
+        return batch.executeAsync().toCompletableFuture().handle((done, batchError) -> {
             for (int g = 0; g < calls.size(); g++) {
-                scatter(order.get(g), calls.get(g).join(), replies);
+                CompletableFuture<List<Object>> call = calls.get(g);
+                if (call.isDone() && !call.isCompletedExceptionally()) {
+                    scatter(order.get(g), call.join(), replies);
+                } else if (call.isDone()) {
+                    fill(order.get(g), new Failed(call.handle((reply, error) -> error).join(), true), replies);
+                } else {
+                    // The batch failed on another node before this call's reply came: it may have run.
+                    fill(order.get(g), new Failed(batchError, false), replies);
+                }
             }
             return replies;
         });
+    }
+
+    private static List<Object> fill(List<Integer> group, Failed failed, List<Object> replies) {
+        group.forEach(i -> replies.set(i, failed));
+        return replies;
     }
 
     private static RFuture<List<Object>> call(RScriptAsync on, String sha, List<String> keys, int slot, List<Integer> group,

@@ -147,10 +147,16 @@ end
 -- (a dead key whose compensation was cut off: the caller now holds it) |
 -- 'C:<fence>:<attempt>:<failures>:<abandoned>:<fresh>:<ff>:<error>\31<dead-letter reason>', or the
 -- same with 'c' for a fresh key claimed compact, in the batch record.
-if op == 'claim' then
+-- claim1: one key alone, KEYS its record only, the same ARGV (batch id '') then the name of its slot's
+-- epoch key. For a slot being migrated: a call naming several keys there, some missing, gets TRYAGAIN
+-- for the whole migration, while one key is served (or redirected) as it is. The epoch is read, never
+-- created (it may be on the other node); unknown, a fresh key's broker count is used as after a loss.
+if op == 'claim' or op == 'claim1' then
+  local single = (op == 'claim1')
   local owner, lease, window, compact_window, id = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6]
   -- No id: the caller wants full records (too few keys in this slot for a batch record to pay).
-  local n = #KEYS - 2
+  local n = single and 1 or #KEYS - 2
+  if single then id = '' end
   local floors, borns = {}, {}
   for f, b in string.gmatch(ARGV[7], '(%d+):(%d+)') do
     floors[#floors + 1], borns[#borns + 1] = tonumber(f), tonumber(b)
@@ -161,7 +167,13 @@ if op == 'claim' then
   end
   local now, now_us = now_ms()
   local batch_key = KEYS[#KEYS]
-  local began = epoch(KEYS[n + 1], now)
+  local began
+  if single then
+    local ok, e = pcall(redis.call, 'GET', ARGV[8])
+    began = (ok and e and tonumber(e)) or now
+  else
+    began = epoch(KEYS[n + 1], now)
+  end
   local fresh_value = 'C|' .. owner .. '|' .. d(now + lease) .. '|' .. d(now_us) .. '|0|0|1||' .. SEP .. SEP .. SEP
   local fresh_reply = ':' .. d(now_us) .. ':1:0:0:1::' .. SEP
   -- The batch record is created with the first fresh key, with SET NX: an id in use is refused
