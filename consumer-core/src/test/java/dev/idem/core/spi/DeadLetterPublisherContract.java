@@ -155,6 +155,7 @@ public abstract class DeadLetterPublisherContract {
                 Map.entry("idem-original-message-id", original.messageId()),
                 Map.entry("idem-consumer-group", names.group()),
                 Map.entry("idem-idempotency-key", KEY),
+                Map.entry("idem-compensation-id", letter.compensationId()),
                 Map.entry("idem-attempts", "5"),
                 Map.entry("idem-reason", "attempts exhausted"),
                 Map.entry("idem-exception-class", IllegalStateException.class.getName()),
