@@ -504,10 +504,9 @@ final class Protocol<T> implements AutoCloseable {
     private Outcome failed(Round<T> round, Prepared<T> item, Claim.Claimed claimed, Delivery<T> delivery,
                            Throwable failure) {
         IdempotencyKey key = item.key();
-        if (failures.isInfrastructure(failure)) {
-            // The business check's own store failing is never bounded: nothing is known about the key.
-            Duration age = Failures.isCheckUnavailable(failure) ? Duration.ZERO
-                    : deferrals.handlerTrouble(key, clock.instant());
+        Optional<Duration> trouble = troubleAge(key, failure);
+        if (trouble.isPresent()) {
+            Duration age = trouble.get();
             if (age.compareTo(maxDeferral) <= 0) {
                 LOG.warn("attempt {} of {} met infrastructure trouble; deferring, not counting it", claimed.attempt(),
                         key, failure);
@@ -732,7 +731,7 @@ final class Protocol<T> implements AutoCloseable {
                     throw error;
                 }
                 last = e;
-                if (mayDefer(key, e)) {
+                if (troubleAge(key, e).filter(age -> age.compareTo(maxDeferral) <= 0).isPresent()) {
                     // Left pending under this owner's lease, no longer renewed: the next delivery (this
                     // owner's, or another's after the lease) takes it over and runs it again.
                     round.held.drop(key);
@@ -768,13 +767,17 @@ final class Protocol<T> implements AutoCloseable {
         return Compensated.UNRECORDED;
     }
 
-    /** Infrastructure trouble within its bound ({@code maxDeferral}; the check's own store: none). */
-    private boolean mayDefer(IdempotencyKey key, Throwable failure) {
-        if (!failures.isInfrastructure(failure) && !Failures.isCheckUnavailable(failure)) {
-            return false;
+    /**
+     * How long the key has met infrastructure trouble in a row, empty when {@code failure} is not
+     * infrastructure trouble. The business check's own store failing is never bounded (zero):
+     * nothing is known about the key.
+     */
+    private Optional<Duration> troubleAge(IdempotencyKey key, Throwable failure) {
+        if (!failures.isInfrastructure(failure)) {
+            return Optional.empty();
         }
-        return Failures.isCheckUnavailable(failure)
-                || deferrals.handlerTrouble(key, clock.instant()).compareTo(maxDeferral) <= 0;
+        return Optional.of(Failures.isCheckUnavailable(failure) ? Duration.ZERO
+                : deferrals.handlerTrouble(key, clock.instant()));
     }
 
     /** Hands a claim back uncounted (infrastructure trouble: not the message's fault). */

@@ -221,19 +221,9 @@ class MicronautListenersIT {
             context.close();   // returns after the one-second close timeout; the handler sleeps on
         }
 
-        org.redisson.config.Config config = new org.redisson.config.Config();
-        config.useSingleServer().setAddress(redis.uri().toString());
-        org.redisson.api.RedissonClient redisson = org.redisson.Redisson.create(config);
-        try {
-            dev.idem.redis.RedisClaimStore store = dev.idem.redis.RedisClaimStore.builder(redisson)
-                    .keyPrefix(names.keyPrefix()).build();
-            dev.idem.core.IdempotencyKey key = new dev.idem.core.IdempotencyKey(names.group(), names.topic(),
-                    names.topic() + "-0@0");
-            await().atMost(Duration.ofSeconds(15)).until(() -> store.inspect(key)
-                    .map(r -> r.state() == dev.idem.core.spi.ClaimRecord.State.DONE).orElse(false));
-        } finally {
-            redisson.shutdown();
-        }
+        ClaimsAfterStop.awaitDone(redis, names.keyPrefix(),
+                new dev.idem.core.IdempotencyKey(names.group(), names.topic(), names.topic() + "-0@0"),
+                Duration.ofSeconds(15));
     }
 
     /**

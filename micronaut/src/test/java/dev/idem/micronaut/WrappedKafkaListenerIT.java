@@ -116,19 +116,9 @@ class WrappedKafkaListenerIT {
             context.close();   // the handler is in its one-second sleep
         }
 
-        org.redisson.config.Config config = new org.redisson.config.Config();
-        config.useSingleServer().setAddress(redis.uri().toString());
-        org.redisson.api.RedissonClient redisson = org.redisson.Redisson.create(config);
-        try {
-            dev.idem.redis.RedisClaimStore store = dev.idem.redis.RedisClaimStore.builder(redisson)
-                    .keyPrefix(names.keyPrefix()).build();
-            dev.idem.core.IdempotencyKey key = new dev.idem.core.IdempotencyKey(names.group(), topic, "slow-at-stop");
-            // The completion is sent without waiting (decision 0007): give it its moment.
-            await().atMost(Duration.ofSeconds(5)).until(() -> store.inspect(key)
-                    .map(r -> r.state() == dev.idem.core.spi.ClaimRecord.State.DONE).orElse(false));
-        } finally {
-            redisson.shutdown();
-        }
+        // The completion is sent without waiting (decision 0007): give it its moment.
+        ClaimsAfterStop.awaitDone(redis, names.keyPrefix(),
+                new dev.idem.core.IdempotencyKey(names.group(), topic, "slow-at-stop"), Duration.ofSeconds(5));
     }
 
     @Test
