@@ -36,7 +36,8 @@ public final class IdemCommand implements Runnable {
     CommandSpec spec;
 
     @Option(names = "--redis-url", scope = ScopeType.INHERIT, paramLabel = "<url>",
-            description = "Redis holding the claims: redis://[user:password@]host:port (IDEM_REDIS_URL)")
+            description = "Redis holding the claims: redis://[user:password@]host:port, "
+                    + "redis-sentinel://host:26379,...#primary-name or redis-cluster://host:6379,... (IDEM_REDIS_URL)")
     String redisUrl;
 
     @Option(names = "--key-prefix", scope = ScopeType.INHERIT, paramLabel = "<prefix>",

@@ -319,6 +319,22 @@ final class KafkaScenario implements AutoCloseable {
         }
     }
 
+    /** Stock movements per order of this scenario (orders never applied are absent). */
+    Map<String, Integer> effectsPerOrder() throws Exception {
+        Map<String, Integer> counts = new HashMap<>();
+        try (Connection connection = postgres.connect();
+             var select = connection.prepareStatement("select idempotency_key, count(*) from stock_movement "
+                     + "where idempotency_key like ? group by idempotency_key")) {
+            select.setString(1, topic + ":%");
+            try (var rows = select.executeQuery()) {
+                while (rows.next()) {
+                    counts.put(rows.getString(1), rows.getInt(2));
+                }
+            }
+        }
+        return counts;
+    }
+
     /** Every record on a topic: all partitions assigned and read from the beginning to their end offsets. */
     List<ConsumerRecord<byte[], byte[]>> readAll(String anyTopic) {
         List<ConsumerRecord<byte[], byte[]>> all = new ArrayList<>();

@@ -13,6 +13,7 @@ import dev.idem.micronaut.internal.Brokers;
 import dev.idem.micronaut.internal.Settings;
 import dev.idem.micronaut.internal.MicronautTransactions;
 import dev.idem.redis.RedisClaimStore;
+import dev.idem.redis.RedisUrl;
 import io.micronaut.context.BeanContext;
 import io.micronaut.context.env.Environment;
 import io.micronaut.context.event.ApplicationEventListener;
@@ -438,13 +439,17 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
     private RedisClaimStore newClaimStore() {
         Optional<String> address = environment.getProperty("idem.redis.address", String.class).filter(StringUtils::hasText);
         if (address.isPresent()) {
-            Config config = new Config();
-            config.useSingleServer().setAddress(address.get());
+            Config config;
+            try {
+                config = RedisUrl.parse(address.get()).config();
+            } catch (IllegalArgumentException e) {
+                throw new ConfigurationException("idem.redis.address: " + e.getMessage(), e);
+            }
             try {
                 ownRedisson = Redisson.create(config);
             } catch (RuntimeException e) {
-                throw new ConfigurationException("idem.redis.address '" + address.get() + "': cannot connect: "
-                        + e.getMessage(), e);
+                throw new ConfigurationException("idem.redis.address '" + RedisUrl.redacted(address.get())
+                        + "': cannot connect: " + e.getMessage(), e);
             }
             redisson = ownRedisson;
         } else {

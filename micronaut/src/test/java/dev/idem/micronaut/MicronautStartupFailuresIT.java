@@ -63,6 +63,14 @@ class MicronautStartupFailuresIT {
     }
 
     @Test
+    void aSentinelUrlWithoutItsPrimaryName(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.redis.address", "redis-sentinel://ops:hunter2@127.0.0.1:26379");
+        assertThat(failure(p)).contains("idem.redis.address", "no primary name after '#'")
+                .doesNotContain("hunter2");
+    }
+
+    @Test
     void notANumber(RedisEndpoint redis) {
         Map<String, Object> p = valid(redis);
         p.put("idem.listeners.health-orders.max-attempts", "abc");

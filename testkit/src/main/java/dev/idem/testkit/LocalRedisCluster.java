@@ -1,15 +1,10 @@
 package dev.idem.testkit;
 
 import dev.idem.testkit.internal.Ports;
-import java.io.BufferedInputStream;
+import dev.idem.testkit.internal.Resp;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -199,77 +194,10 @@ public final class LocalRedisCluster implements AutoCloseable {
     }
 
     private static void awaitReply(int port, String expected, String... command) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MILLIS);
-        String last = "";
-        while (System.nanoTime() < deadline) {
-            try {
-                last = call(port, command);
-                if (last.contains(expected)) {
-                    return;
-                }
-            } catch (UncheckedIOException notYet) {
-                last = notYet.getMessage();
-            }
-            try {
-                TimeUnit.MILLISECONDS.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted waiting for Redis on port " + port, e);
-            }
-        }
-        throw new IllegalStateException("Redis on port " + port + " did not answer '" + expected
-                + "' to " + String.join(" ", command) + "; last reply: " + last);
+        Resp.awaitReply(port, READY_TIMEOUT_MILLIS, expected, command);
     }
 
-    /** Sends one command in RESP and returns the reply as text (simple, error, integer or bulk). */
     private static String call(int port, String... command) {
-        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
-            socket.setSoTimeout(5_000);
-            StringBuilder request = new StringBuilder("*").append(command.length).append("\r\n");
-            for (String part : command) {
-                request.append('$').append(part.getBytes(StandardCharsets.UTF_8).length).append("\r\n")
-                        .append(part).append("\r\n");
-            }
-            OutputStream out = socket.getOutputStream();
-            out.write(request.toString().getBytes(StandardCharsets.UTF_8));
-            out.flush();
-            InputStream in = new BufferedInputStream(socket.getInputStream());
-            String line = readLine(in);
-            char type = line.charAt(0);
-            if (type == '-') {
-                throw new IllegalStateException("Redis on port " + port + " refused " + command[0] + ": " + line);
-            }
-            if (type == '$') {
-                return bulk(in, line);
-            }
-            if (type == '*') {
-                // An array of bulk strings, one per line.
-                int count = Integer.parseInt(line.substring(1));
-                List<String> items = new ArrayList<>();
-                for (int i = 0; i < count; i++) {
-                    items.add(bulk(in, readLine(in)));
-                }
-                return String.join("\n", items);
-            }
-            return line.substring(1);
-        } catch (IOException e) {
-            throw new UncheckedIOException("Redis on port " + port + " unreachable", e);
-        }
-    }
-
-    private static String bulk(InputStream in, String header) throws IOException {
-        int length = Integer.parseInt(header.substring(1));
-        return length < 0 ? "" : new String(in.readNBytes(length + 2), StandardCharsets.UTF_8).trim();
-    }
-
-    private static String readLine(InputStream in) throws IOException {
-        StringBuilder line = new StringBuilder();
-        int c;
-        while ((c = in.read()) != -1 && c != '\n') {
-            if (c != '\r') {
-                line.append((char) c);
-            }
-        }
-        return line.toString();
+        return Resp.call(port, command);
     }
 }

@@ -5,7 +5,7 @@ package dev.idem.cli.config;
  * profile file ({@code <profile>.<key>=value}), its default.
  */
 public enum Setting {
-    REDIS_URL("redis-url", "IDEM_REDIS_URL", "the Redis URL (redis://[user:password@]host:port)", true),
+    REDIS_URL("redis-url", "IDEM_REDIS_URL", "the Redis URL (redis://host:port, redis-sentinel://host:port,...#primary or redis-cluster://host:port,...)", true),
     KEY_PREFIX("key-prefix", "IDEM_KEY_PREFIX", "the prefix of Idem's Redis keys", true),
     KAFKA_BOOTSTRAP("kafka-bootstrap", "IDEM_KAFKA_BOOTSTRAP", "the Kafka bootstrap servers", true),
     ROCKETMQ_NAMESRV("rocketmq-namesrv", "IDEM_ROCKETMQ_NAMESRV", "the RocketMQ name server address", true),

@@ -10,13 +10,13 @@ import dev.idem.core.internal.Failures;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.spi.ClaimStoreException;
 import dev.idem.redis.RedisClaimStore;
-import java.net.URI;
-import java.net.URISyntaxException;
+import dev.idem.redis.RedisUrl;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
+import org.redisson.config.BaseMasterSlaveServersConfig;
 import org.redisson.config.Config;
 import org.redisson.config.SingleServerConfig;
 
@@ -100,32 +100,22 @@ public final class Connections implements AutoCloseable {
 
     private RedissonClient redisson() {
         if (redisson == null) {
-            String url = settings.require(Setting.REDIS_URL);
-            Config config = new Config();
-            SingleServerConfig server = config.useSingleServer();
+            RedisUrl url;
             try {
-                URI uri = new URI(url);
-                if (uri.getHost() == null || !(url.startsWith("redis://") || url.startsWith("rediss://"))) {
-                    throw new CliException("the Redis URL must look like redis://host:6379, not '" + redisAddress() + "'");
-                }
-                server.setAddress(uri.getScheme() + "://" + uri.getHost() + ":" + (uri.getPort() < 0 ? 6379 : uri.getPort()));
-                String userInfo = uri.getUserInfo();
-                if (userInfo != null) {
-                    int colon = userInfo.indexOf(':');
-                    String user = colon < 0 ? null : userInfo.substring(0, colon);
-                    server.setUsername(user == null || user.isEmpty() ? null : user);
-                    server.setPassword(colon < 0 ? userInfo : userInfo.substring(colon + 1));
-                }
-                String path = uri.getPath();
-                if (path != null && path.length() > 1) {
-                    server.setDatabase(Integer.parseInt(path.substring(1)));
-                }
-            } catch (URISyntaxException | NumberFormatException e) {
-                throw new CliException("the Redis URL must look like redis://host:6379, not '" + redisAddress() + "'", e);
+                url = RedisUrl.parse(settings.require(Setting.REDIS_URL));
+            } catch (IllegalArgumentException e) {
+                throw new CliException(e.getMessage() + " (" + Setting.REDIS_URL.howToSet() + ")", e);
             }
-            server.setConnectTimeout(REDIS_TIMEOUT_MS).setTimeout(REDIS_TIMEOUT_MS).setRetryAttempts(1)
-                    .setConnectionMinimumIdleSize(1).setConnectionPoolSize(8)
-                    .setSubscriptionConnectionMinimumIdleSize(0);
+            Config config = url.config(server -> {
+                server.setConnectTimeout(REDIS_TIMEOUT_MS).setTimeout(REDIS_TIMEOUT_MS).setRetryAttempts(1);
+                if (server instanceof SingleServerConfig single) {
+                    single.setConnectionMinimumIdleSize(1).setConnectionPoolSize(8)
+                            .setSubscriptionConnectionMinimumIdleSize(0);
+                } else if (server instanceof BaseMasterSlaveServersConfig<?> nodes) {
+                    nodes.setMasterConnectionMinimumIdleSize(1).setMasterConnectionPoolSize(8)
+                            .setSlaveConnectionMinimumIdleSize(0).setSubscriptionConnectionMinimumIdleSize(0);
+                }
+            });
             // A command line needs few threads; Redisson's defaults are sized for servers.
             config.setThreads(2).setNettyThreads(4);
             try {
@@ -139,8 +129,7 @@ public final class Connections implements AutoCloseable {
 
     /** The Redis address without credentials, for messages. */
     private String redisAddress() {
-        String url = settings.get(Setting.REDIS_URL).orElse("");
-        return url.replaceAll("//[^@/]*@", "//");
+        return RedisUrl.redacted(settings.get(Setting.REDIS_URL).orElse(""));
     }
 
     static String rootMessage(Throwable failure) {
