@@ -53,6 +53,8 @@ class ClaimsResetIT {
                     "--force");
             assertThat(forced.code()).as(forced.toString()).isZero();
             assertThat(store.inspect(running)).isEmpty();
+            // and without a ledger connection the operator is told what a guarded consumer's ledger keeps
+            assertThat(forced.out()).contains("note: no --jdbc-url", "ledger still knows a dead key");
         } finally {
             redisson.shutdown();
         }
