@@ -1,10 +1,11 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.CompensationOutcome;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,13 +26,13 @@ final class CompensationRecords {
     private static final int MAX_UNRECORDED = 10_000;
 
     private final DedupCheck<?> check;
-    private final Set<IdempotencyKey> unrecorded = Collections.newSetFromMap(Collections.synchronizedMap(
+    private final Map<IdempotencyKey, CompensationOutcome> unrecorded = Collections.synchronizedMap(
             new LinkedHashMap<>(16, 0.75f, false) {
                 @Override
-                protected boolean removeEldestEntry(Map.Entry<IdempotencyKey, Boolean> eldest) {
+                protected boolean removeEldestEntry(Map.Entry<IdempotencyKey, CompensationOutcome> eldest) {
                     return size() > MAX_UNRECORDED;
                 }
-            }));
+            });
 
     CompensationRecords(DedupCheck<?> check) {
         this.check = check;
@@ -43,7 +44,7 @@ final class CompensationRecords {
      *
      * @return whether it was written
      */
-    boolean write(DeadLetter letter, String outcome) {
+    boolean write(DeadLetter letter, CompensationOutcome outcome) {
         for (int attempt = 1; ; attempt++) {
             try {
                 check.compensated(letter, outcome);
@@ -66,14 +67,14 @@ final class CompensationRecords {
         }
     }
 
-    /** The key's compensation ran but its write failed: its copies write it. */
-    void unwritten(IdempotencyKey key) {
-        unrecorded.add(key);
+    /** The key's compensation ran with {@code outcome} but its write failed: its copies write it. */
+    void unwritten(IdempotencyKey key, CompensationOutcome outcome) {
+        unrecorded.put(key, outcome);
     }
 
-    /** Whether the key's compensation ran here and its write is still to be done. */
-    boolean isUnwritten(IdempotencyKey key) {
-        return unrecorded.contains(key);
+    /** The outcome of the key's compensation, when it ran here and its write is still to be done. */
+    Optional<CompensationOutcome> unwritten(IdempotencyKey key) {
+        return Optional.ofNullable(unrecorded.get(key));
     }
 
     /** The key's write is done, or given up. */

@@ -28,9 +28,6 @@ public record DeadLetter(IdempotencyKey key, long fence, Envelope envelope, int 
                          String exceptionClass, String exceptionMessage, String stackTrace,
                          Instant firstFailureAt, Instant lastFailureAt) {
 
-    /** Prefix of every header Idem writes; both brokers use the same names. */
-    public static final String HEADER_PREFIX = "idem-";
-
     /** @throws NullPointerException if a field is null */
     public DeadLetter {
         Objects.requireNonNull(key, "key");
@@ -66,27 +63,27 @@ public record DeadLetter(IdempotencyKey key, long fence, Envelope envelope, int 
     }
 
     /**
-     * Idem's own headers, one contract for both brokers: original topic, partition, offset and
-     * message id, consumer group, idempotency key, compensation id, attempts, reason, exception class, message and
-     * bounded stack trace, first and last failure time. A header with no value (no exception, say)
+     * Idem's own headers ({@link DeadLetterHeaders}), one contract for both brokers: original topic,
+     * partition, offset and message id, consumer group, idempotency key, compensation id, attempts,
+     * reason, exception class, message and bounded stack trace, first and last failure time. A header with no value (no exception, say)
      * is left out, never sent blank: RocketMQ refuses blank properties.
      */
     public Map<String, String> idemHeaders() {
         Map<String, String> headers = new LinkedHashMap<>();
-        put(headers, "original-topic", envelope.topic());
-        put(headers, "original-partition", Integer.toString(envelope.partition()));
-        put(headers, "original-offset", envelope.position());
-        put(headers, "original-message-id", envelope.messageId());
-        put(headers, "consumer-group", key.group());
-        put(headers, "idempotency-key", key.value());
-        put(headers, "compensation-id", compensationId());
-        put(headers, "attempts", Integer.toString(attempts));
-        put(headers, "reason", reason);
-        put(headers, "exception-class", exceptionClass);
-        put(headers, "exception-message", exceptionMessage);
-        put(headers, "exception-stacktrace", stackTrace);
-        put(headers, "first-failure-at", firstFailureAt.toString());
-        put(headers, "last-failure-at", lastFailureAt.toString());
+        put(headers, DeadLetterHeaders.ORIGINAL_TOPIC, envelope.topic());
+        put(headers, DeadLetterHeaders.ORIGINAL_PARTITION, Integer.toString(envelope.partition()));
+        put(headers, DeadLetterHeaders.ORIGINAL_OFFSET, envelope.position());
+        put(headers, DeadLetterHeaders.ORIGINAL_MESSAGE_ID, envelope.messageId());
+        put(headers, DeadLetterHeaders.CONSUMER_GROUP, key.group());
+        put(headers, DeadLetterHeaders.IDEMPOTENCY_KEY, key.value());
+        put(headers, DeadLetterHeaders.COMPENSATION_ID, compensationId());
+        put(headers, DeadLetterHeaders.ATTEMPTS, Integer.toString(attempts));
+        put(headers, DeadLetterHeaders.REASON, reason);
+        put(headers, DeadLetterHeaders.EXCEPTION_CLASS, exceptionClass);
+        put(headers, DeadLetterHeaders.EXCEPTION_MESSAGE, exceptionMessage);
+        put(headers, DeadLetterHeaders.EXCEPTION_STACKTRACE, stackTrace);
+        put(headers, DeadLetterHeaders.FIRST_FAILURE_AT, firstFailureAt.toString());
+        put(headers, DeadLetterHeaders.LAST_FAILURE_AT, lastFailureAt.toString());
         return headers;
     }
 
@@ -99,7 +96,7 @@ public record DeadLetter(IdempotencyKey key, long fence, Envelope envelope, int 
     public Map<String, String> headers() {
         Map<String, String> headers = new LinkedHashMap<>();
         envelope.headers().forEach((name, value) -> {
-            if (!isIdemHeader(name) && value != null && !value.isBlank()) {
+            if (!DeadLetterHeaders.isIdemHeader(name) && value != null && !value.isBlank()) {
                 headers.put(name, value);
             }
         });
@@ -107,14 +104,9 @@ public record DeadLetter(IdempotencyKey key, long fence, Envelope envelope, int 
         return headers;
     }
 
-    /** Whether {@code name} is one of Idem's headers, replaced when a message is dead-lettered again. */
-    public static boolean isIdemHeader(String name) {
-        return name.startsWith(HEADER_PREFIX);
-    }
-
     private static void put(Map<String, String> headers, String name, String value) {
         if (value != null && !value.isBlank()) {
-            headers.put(HEADER_PREFIX + name, value);
+            headers.put(name, value);
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.CompensationOutcome;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -71,8 +72,7 @@ public interface DedupCheck<T> {
     }
 
     /**
-     * Remembers that the compensation of a key dead-lettered here ran, with its outcome ({@code ok},
-     * {@code failed: ...}, or {@code recorded earlier}). Called after the hook returned and the claim
+     * Remembers that the compensation of a key dead-lettered here ran, with its outcome. Called after the hook returned and the claim
      * store recorded the outcome, and, when that call threw, again for a copy that finds the key
      * dead: it must be idempotent and must write the key's record when {@link #deadLettered} could
      * not. A throw leaves the message unacknowledged (it is never run or compensated again; a copy
@@ -80,7 +80,7 @@ public interface DedupCheck<T> {
      *
      * @throws Exception if the system of record cannot be written
      */
-    default void compensated(DeadLetter deadLetter, String outcome) throws Exception {
+    default void compensated(DeadLetter deadLetter, CompensationOutcome outcome) throws Exception {
     }
 
     /**

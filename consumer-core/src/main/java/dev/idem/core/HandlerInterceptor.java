@@ -1,9 +1,9 @@
 package dev.idem.core;
 
-
 /**
- * The one slot around the handler call, for metrics, MDC, tracing or timeouts. It must call
- * {@code proceed} at most once, and let its exceptions through: in particular a
+ * The one slot around the handler call, for metrics, MDC, tracing or timeouts. It calls
+ * {@code proceed} at most once (a second call throws {@link IllegalStateException}, and the attempt
+ * fails unless the interceptor swallows it), and lets its exceptions through: in particular a
  * {@link DuplicateEffectException}, by which the JDBC ledger's handler refuses a copy (wrapped, it
  * is still found in the cause chain; swallowed, the copy is reported applied). Thread-safe.
  */

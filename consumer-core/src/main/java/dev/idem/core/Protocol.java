@@ -9,6 +9,7 @@ import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
+import dev.idem.core.spi.CompensationOutcome;
 import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.core.spi.FailureCount;
 import java.time.Clock;
@@ -439,7 +440,7 @@ final class Protocol<T> implements AutoCloseable {
         // 2f. The handler, through the interceptor slot, while the lease is renewed.
         try {
             meters.handler(() -> {
-                interceptor.intercept(delivery, () -> handler.handle(delivery));
+                interceptor.intercept(delivery, new OnceProceed(() -> handler.handle(delivery)));
                 return null;
             });
         } catch (Exception | Error e) {
@@ -674,9 +675,10 @@ final class Protocol<T> implements AutoCloseable {
     private Outcome recordedDead(Prepared<T> item) {
         IdempotencyKey key = item.key();
         String reason = "dead-lettered by an earlier delivery";
-        if (records.isUnwritten(key)) {
+        Optional<CompensationOutcome> unwritten = records.unwritten(key);
+        if (unwritten.isPresent()) {
             DeadLetter letter = deadLetterOf(item, 0, 0, reason, "", null, Optional.empty());
-            if (!records.write(letter, "recorded earlier")) {
+            if (!records.write(letter, unwritten.get())) {
                 Duration trying = deferrals.handlerTrouble(key, clock.instant());
                 if (trying.compareTo(maxDeferral) <= 0) {
                     return deferred(item, "the business check could not record the dead letter yet", null);
@@ -719,7 +721,7 @@ final class Protocol<T> implements AutoCloseable {
     private Compensated compensate(Round<T> round, DeadLetter letter) {
         IdempotencyKey key = letter.key();
         round.held.add(key);
-        String outcome = "ok";
+        CompensationOutcome outcome = CompensationOutcome.OK;
         Throwable last = null;
         for (int i = 1; i <= compensationAttempts; i++) {
             try {
@@ -743,7 +745,7 @@ final class Protocol<T> implements AutoCloseable {
         if (last != null) {
             meters.compensationFailed();
             LOG.error("compensation for {} failed {} time(s); it will not run again", key, compensationAttempts, last);
-            outcome = "failed: " + Failures.describe(last);
+            outcome = CompensationOutcome.failed(Failures.describe(last));
         }
         boolean inStore = false;
         try {
@@ -762,7 +764,7 @@ final class Protocol<T> implements AutoCloseable {
             // so the message is acknowledged, as before, whatever the business check said.
             return Compensated.RECORDED;
         }
-        records.unwritten(key);
+        records.unwritten(key, outcome);
         deferrals.handlerTrouble(key, clock.instant());   // starts the maxDeferral clock of its copies
         return Compensated.UNRECORDED;
     }

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.CompensationOutcome;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.core.memory.InMemoryClaimStore;
@@ -53,7 +54,7 @@ class DeadLetterRecordTest {
         }
 
         @Override
-        public void compensated(DeadLetter deadLetter, String outcome) throws Exception {
+        public void compensated(DeadLetter deadLetter, CompensationOutcome outcome) throws Exception {
             recordings.incrementAndGet();
             if (checkDown.get()) {
                 throw new java.sql.SQLTransientConnectionException("ledger down (test)");

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.CompensationOutcome;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -163,7 +164,7 @@ class IdempotentProcessorTest {
         assertThat(record.state()).isEqualTo(ClaimRecord.State.DEAD);
         assertThat(record.attempts()).isEqualTo(5);
         assertThat(record.failures()).isEqualTo(5);
-        assertThat(record.compensation()).contains("ok");
+        assertThat(record.compensation()).contains(CompensationOutcome.OK);
     }
 
     @Test
@@ -182,7 +183,7 @@ class IdempotentProcessorTest {
         assertThat(outcome).isInstanceOf(Outcome.DeadLettered.class);
         assertThat(calls).hasValue(3);
         assertThat(record("order-1").compensation()).hasValueSatisfying(
-                c -> assertThat(c).startsWith("failed: ").contains("refund service down"));
+                c -> assertThat(c.text()).startsWith("failed: ").contains("refund service down"));
     }
 
     /**
@@ -203,7 +204,7 @@ class IdempotentProcessorTest {
                 }).build();
 
         Outcome first = processor.process(envelope("order-1:fatal"));
-        assertThat(record("order-1").compensation()).contains("pending");
+        assertThat(record("order-1").compensation()).contains(CompensationOutcome.PENDING);
         clock.advance(LEASE.plusSeconds(1));   // its compensation lease, no longer renewed, ends
         Outcome second = processor.process(envelope("order-1:fatal"));
         clock.advance(LEASE.plusSeconds(1));
@@ -217,7 +218,7 @@ class IdempotentProcessorTest {
         assertThat(compensated.get(0).compensationId()).as("the same dead-lettering")
                 .isEqualTo(deadLetters.published().get(0).compensationId());
         assertThat(deadLetters.published()).as("one dead letter").hasSize(1);
-        assertThat(record("order-1").compensation()).contains("ok");
+        assertThat(record("order-1").compensation()).contains(CompensationOutcome.OK);
     }
 
     @Test
@@ -476,6 +477,21 @@ class IdempotentProcessorTest {
 
         assertThat(seen).containsExactly("before attempt 1", "handler order-1", "after");
         assertThat(MDC.get("idem.key")).isNull();
+    }
+
+    @Test
+    void anInterceptorCallingProceedTwiceRunsTheHandlerOnceAndFailsTheAttempt() {
+        IdempotentProcessor<String> processor = builder(handler).interceptor((delivery, proceed) -> {
+            proceed.proceed();
+            proceed.proceed();
+        }).build();
+
+        Outcome outcome = processor.process(envelope("order-1"));
+
+        assertThat(handled).hasValue(1);
+        assertThat(outcome).isInstanceOf(Outcome.Retrying.class);
+        assertThat(((Outcome.Retrying) outcome).cause()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("proceed");
     }
 
     @Test

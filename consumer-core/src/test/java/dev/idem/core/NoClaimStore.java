@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.CompensationOutcome;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
@@ -73,7 +74,7 @@ public final class NoClaimStore implements ClaimStore {
     }
 
     @Override
-    public boolean recordCompensation(IdempotencyKey key, String owner, String outcome) {
+    public boolean recordCompensation(IdempotencyKey key, String owner, CompensationOutcome outcome) {
         return true;
     }
 }

@@ -1,6 +1,7 @@
 package dev.idem.kafka;
 
 import dev.idem.core.DeadLetter;
+import dev.idem.core.DeadLetterHeaders;
 import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.core.DeadLetterRouting;
 import java.nio.charset.StandardCharsets;
@@ -94,7 +95,7 @@ public final class KafkaDeadLetterPublisher implements DeadLetterPublisher, Auto
         ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, bytes(source.key(), "key"),
                 bytes(source.value(), "value"));
         for (Header header : source.headers()) {
-            if (!DeadLetter.isIdemHeader(header.key())) {
+            if (!DeadLetterHeaders.isIdemHeader(header.key())) {
                 record.headers().add(header.key(), header.value());
             }
         }
@@ -114,7 +115,7 @@ public final class KafkaDeadLetterPublisher implements DeadLetterPublisher, Auto
         ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition,
                 deadLetter.envelope().messageKey(), deadLetter.envelope().body());
         deadLetter.headers().forEach((name, value) -> {
-            if (!DeadLetter.isIdemHeader(name)) {
+            if (!DeadLetterHeaders.isIdemHeader(name)) {
                 record.headers().add(name, value.getBytes(StandardCharsets.UTF_8));
             }
         });

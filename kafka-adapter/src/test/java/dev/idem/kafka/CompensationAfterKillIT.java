@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import dev.idem.core.spi.CompensationOutcome;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -170,12 +171,12 @@ class CompensationAfterKillIT {
                 RedisClaimStore store = RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build();
                 IdempotencyKey key = new IdempotencyKey(names.group(), topic, KEY);
                 await().atMost(Duration.ofSeconds(60)).until(() -> store.inspect(key).orElseThrow().compensation()
-                        .filter(outcome -> !outcome.equals("pending")).isPresent());
+                        .filter(outcome -> !outcome.isPending()).isPresent());
                 await().pollDelay(ChildCompensationMain.LEASE.multipliedBy(3)).atMost(Duration.ofSeconds(30))
                         .until(() -> true);
                 ClaimRecord record = store.inspect(key).orElseThrow();
                 assertThat(record.state()).isEqualTo(ClaimRecord.State.DEAD);
-                assertThat(record.compensation()).contains("ok");
+                assertThat(record.compensation()).contains(CompensationOutcome.OK);
             } finally {
                 redisson.shutdown();
             }

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.idem.core.Backoff;
 import dev.idem.core.DeadLetter;
+import dev.idem.core.DeadLetterHeaders;
 import dev.idem.core.KeySource;
 import dev.idem.core.NonRetryableException;
 import dev.idem.core.PayloadCodec;
@@ -221,7 +222,7 @@ class IdemKafkaConsumerResilienceIT {
             List<Header> original = new ArrayList<>();
             List<String> reasons = new ArrayList<>();
             for (Header header : deadLetter.headers()) {
-                if (DeadLetter.isIdemHeader(header.key())) {
+                if (DeadLetterHeaders.isIdemHeader(header.key())) {
                     if (header.key().equals("idem-reason")) {
                         reasons.add(new String(header.value(), StandardCharsets.UTF_8));
                     }

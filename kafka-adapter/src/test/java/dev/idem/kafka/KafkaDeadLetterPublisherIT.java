@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.idem.core.DeadLetter;
+import dev.idem.core.DeadLetterHeaders;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.Envelope;
 import dev.idem.core.spi.DeadLetterPublisher;
@@ -123,7 +124,7 @@ class KafkaDeadLetterPublisherIT extends DeadLetterPublisherContract {
         ConsumerRecord<byte[], byte[]> deadLetter = first(deadLetterTopic());
         List<Header> originals = new ArrayList<>();
         deadLetter.headers().forEach(h -> {
-            if (!DeadLetter.isIdemHeader(h.key())) {
+            if (!DeadLetterHeaders.isIdemHeader(h.key())) {
                 originals.add(h);
             }
         });

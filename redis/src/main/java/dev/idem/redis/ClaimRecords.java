@@ -4,6 +4,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRecord;
 import dev.idem.core.spi.ClaimStoreException;
+import dev.idem.core.spi.CompensationOutcome;
 import dev.idem.core.spi.FailureCount;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,13 +27,13 @@ final class ClaimRecords {
         return text == null ? "" : text.replace(TEXT_SEPARATOR, ' ');
     }
 
-    /** One reply of the claim operation. */
     /** The same answer for another key. */
     static Claim.Claimed rekeyed(Claim.Claimed claim, IdempotencyKey key) {
         return new Claim.Claimed(key, claim.fence(), claim.attempt(), claim.failures(), claim.abandoned(),
                 claim.fresh(), claim.firstFailureAt(), claim.lastError(), claim.deadLetterReason());
     }
 
+    /** One reply of the claim operation. */
     static Claim claim(IdempotencyKey key, String reply) {
         switch (reply.isEmpty() ? "" : reply.substring(0, 1)) {
             case "D":
@@ -100,7 +101,8 @@ final class ClaimRecords {
             default -> throw new IllegalArgumentException("not an Idem claim record: '" + value + "'");
         };
         return Optional.of(new ClaimRecord(state, present(f[1]), Long.parseLong(f[3]), Integer.parseInt(f[4]),
-                Integer.parseInt(f[5]), present(text[1]), present(text[2]), present(text[3]), ttl));
+                Integer.parseInt(f[5]), present(text[1]), present(text[2]).map(CompensationOutcome::parse),
+                present(text[3]), ttl));
     }
 
     private static Optional<String> present(String text) {

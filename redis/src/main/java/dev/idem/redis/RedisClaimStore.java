@@ -7,6 +7,7 @@ import dev.idem.core.spi.ClaimRecord;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
+import dev.idem.core.spi.CompensationOutcome;
 import dev.idem.core.spi.FailureCount;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -491,8 +492,8 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     }
 
     @Override
-    public boolean recordCompensation(IdempotencyKey key, String owner, String outcome) {
-        return yes(one(redisKey(key), RScript.ReturnType.INTEGER, "compensated", owner, ClaimRecords.text(outcome)));
+    public boolean recordCompensation(IdempotencyKey key, String owner, CompensationOutcome outcome) {
+        return yes(one(redisKey(key), RScript.ReturnType.INTEGER, "compensated", owner, ClaimRecords.text(outcome.text())));
     }
 
     private static boolean yes(Object reply) {
@@ -539,7 +540,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
                         continue;
                     }
                     Optional<ClaimRecord> record = inspect(key.get());
-                    if (record.flatMap(ClaimRecord::compensation).filter("pending"::equals).isPresent()) {
+                    if (record.flatMap(ClaimRecord::compensation).filter(CompensationOutcome::isPending).isPresent()) {
                         pending.add(new KeyRecord(key.get(), record.get()));
                     } else {
                         one(name, RScript.ReturnType.INTEGER, "unindex");

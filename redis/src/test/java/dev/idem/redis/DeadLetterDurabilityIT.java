@@ -1,5 +1,6 @@
 package dev.idem.redis;
 
+import dev.idem.core.spi.CompensationOutcome;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -67,7 +68,7 @@ class DeadLetterDurabilityIT {
             crashing.close();
         }
         IdempotencyKey key = new IdempotencyKey(names.group(), "orders", "order-1");
-        assertThat(store.inspect(key).orElseThrow().compensation()).contains("pending");
+        assertThat(store.inspect(key).orElseThrow().compensation()).contains(CompensationOutcome.PENDING);
 
         // When the restarted consumer (and a second one) receive redeliveries of the message
         IdempotentProcessor<String> restarted = processor(store, names, deadLetters, compensated::add);
@@ -87,7 +88,7 @@ class DeadLetterDurabilityIT {
         assertThat(compensated).singleElement().satisfies(letter ->
                 assertThat(letter.reason()).isEqualTo("non-retryable failure"));
         assertThat(deadLetters.published()).hasSize(1);
-        assertThat(store.inspect(key).orElseThrow().compensation()).contains("ok");
+        assertThat(store.inspect(key).orElseThrow().compensation()).contains(CompensationOutcome.OK);
         restarted.close();
         another.close();
     }

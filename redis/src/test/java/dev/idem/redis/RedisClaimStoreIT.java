@@ -1,5 +1,6 @@
 package dev.idem.redis;
 
+import dev.idem.core.spi.CompensationOutcome;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -73,7 +74,7 @@ class RedisClaimStoreIT extends ClaimStoreContract {
         IdempotencyKey cutOff = dead(store, "cut-off");
         IdempotencyKey running = dead(store, "running");
         IdempotencyKey finished = dead(store, "finished");
-        store.recordCompensation(finished, "a", "ok");
+        store.recordCompensation(finished, "a", CompensationOutcome.OK);
         IdempotencyKey resetOne = dead(store, "reset");
         store.reset(resetOne);
         IdempotencyKey otherGroup = dead(store, new IdempotencyKey("billing", "orders", "other"));

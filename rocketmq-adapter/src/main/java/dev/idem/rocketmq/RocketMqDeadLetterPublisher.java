@@ -1,6 +1,7 @@
 package dev.idem.rocketmq;
 
 import dev.idem.core.DeadLetter;
+import dev.idem.core.DeadLetterHeaders;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.Envelope;
 import dev.idem.core.spi.DeadLetterPublisher;
@@ -107,7 +108,7 @@ public final class RocketMqDeadLetterPublisher implements DeadLetterPublisher, A
         // letter would never be published), and earlier idem- ones, replaced by this letter's.
         Map<String, String> properties = new LinkedHashMap<>(original.map(MessageExt::getProperties)
                 .orElse(envelope.headers()));
-        properties.keySet().removeIf(name -> MessageConst.STRING_HASH_SET.contains(name) || DeadLetter.isIdemHeader(name));
+        properties.keySet().removeIf(name -> MessageConst.STRING_HASH_SET.contains(name) || DeadLetterHeaders.isIdemHeader(name));
         properties.putAll(deadLetter.idemHeaders());
         properties.forEach((name, value) -> {
             if (!name.isBlank() && value != null && !value.isBlank()) {

@@ -5,6 +5,7 @@ import dev.idem.cli.ops.Connections;
 import dev.idem.cli.ops.ResetGuard;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.ClaimRecord;
+import dev.idem.core.spi.CompensationOutcome;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -141,7 +142,7 @@ public final class ClaimsCommand implements Runnable {
         json.put("failures", record.failures());
         json.put("lastError", record.lastError().orElse(null));
         json.put("deadLetterReason", record.deadLetterReason().orElse(null));
-        json.put("compensation", record.compensation().orElse(null));
+        json.put("compensation", record.compensation().map(CompensationOutcome::text).orElse(null));
         json.put("expiresInSeconds", record.timeToLive().toSeconds());
         return json;
     }

@@ -6,6 +6,7 @@ import dev.idem.cli.letters.DeadLetterTopic;
 import dev.idem.cli.letters.Letter;
 import dev.idem.cli.ops.Connections;
 import dev.idem.cli.ops.ReplayRecord;
+import dev.idem.core.DeadLetterHeaders;
 import dev.idem.core.spi.ClaimRecord;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
@@ -80,7 +81,7 @@ final class DlqShowCommand extends Subcommand {
         out.println("Idem headers:");
         String stackTrace = null;
         for (Map.Entry<String, String> header : letter.idem().entrySet()) {
-            if (header.getKey().equals("idem-exception-stacktrace")) {
+            if (header.getKey().equals(DeadLetterHeaders.EXCEPTION_STACKTRACE)) {
                 stackTrace = header.getValue();
             } else {
                 out.println("  " + header.getKey() + ": " + header.getValue());

@@ -2,6 +2,7 @@ package dev.idem.cli.letters;
 
 import dev.idem.cli.CliException;
 import dev.idem.core.DeadLetter;
+import dev.idem.core.DeadLetterHeaders;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -44,7 +45,7 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
     // A scan that reads nothing for this long while records remain is reported, not waited on.
     private static final Duration STALL = Duration.ofSeconds(30);
-    private static final String STACK_TRACE = DeadLetter.HEADER_PREFIX + "exception-stacktrace";
+    private static final String STACK_TRACE = DeadLetterHeaders.EXCEPTION_STACKTRACE;
 
     private final String bootstrap;
     private final Map<String, Object> config;
@@ -199,7 +200,7 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
         Map<String, String> idem = new LinkedHashMap<>();
         for (org.apache.kafka.common.header.Header header : record.headers()) {
             String name = header.key();
-            if (DeadLetter.isIdemHeader(name)) {
+            if (DeadLetterHeaders.isIdemHeader(name)) {
                 if (header.value() != null && (full || !name.equals(STACK_TRACE))) {
                     idem.put(name, new String(header.value(), StandardCharsets.UTF_8));
                 }

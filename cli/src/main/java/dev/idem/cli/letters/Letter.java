@@ -1,6 +1,7 @@
 package dev.idem.cli.letters;
 
 import dev.idem.core.DeadLetter;
+import dev.idem.core.DeadLetterHeaders;
 import dev.idem.core.Envelope;
 import dev.idem.core.IdempotencyKey;
 import java.time.Instant;
@@ -59,22 +60,22 @@ public record Letter(String entry, byte[] key, byte[] value, List<Header> header
 
     /** The consumer group that dead-lettered it, or null. */
     public String group() {
-        return idem.get("idem-consumer-group");
+        return idem.get(DeadLetterHeaders.CONSUMER_GROUP);
     }
 
     /** The topic the message came from, or null. */
     public String originalTopic() {
-        return idem.get("idem-original-topic");
+        return idem.get(DeadLetterHeaders.ORIGINAL_TOPIC);
     }
 
     /** The partition or queue id the message came from, or -1. */
     public int originalPartition() {
-        return number(idem.get("idem-original-partition"));
+        return number(idem.get(DeadLetterHeaders.ORIGINAL_PARTITION));
     }
 
     /** The idempotency key's value, or null. */
     public String idempotencyKey() {
-        return idem.get("idem-idempotency-key");
+        return idem.get(DeadLetterHeaders.IDEMPOTENCY_KEY);
     }
 
     /** The key of its claim record, if the letter names group, original topic and key. */
@@ -91,22 +92,22 @@ public record Letter(String entry, byte[] key, byte[] value, List<Header> header
 
     /** Handler attempts made, or -1 when unknown. */
     public int attempts() {
-        return number(idem.get("idem-attempts"));
+        return number(idem.get(DeadLetterHeaders.ATTEMPTS));
     }
 
     /** Why it was dead-lettered, or null. */
     public String reason() {
-        return idem.get("idem-reason");
+        return idem.get(DeadLetterHeaders.REASON);
     }
 
     /** Class of the last failure, or null. */
     public String exceptionClass() {
-        return idem.get("idem-exception-class");
+        return idem.get(DeadLetterHeaders.EXCEPTION_CLASS);
     }
 
     /** When it failed the last time, or null when unknown. */
     public Instant failedAt() {
-        String text = idem.get("idem-last-failure-at");
+        String text = idem.get(DeadLetterHeaders.LAST_FAILURE_AT);
         if (text == null) {
             return null;
         }

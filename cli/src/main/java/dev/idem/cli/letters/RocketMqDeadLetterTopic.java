@@ -2,6 +2,7 @@ package dev.idem.cli.letters;
 
 import dev.idem.cli.CliException;
 import dev.idem.core.DeadLetter;
+import dev.idem.core.DeadLetterHeaders;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -50,7 +51,7 @@ public final class RocketMqDeadLetterTopic implements DeadLetterTopic {
     private static final int PULL_THREADS = 8;
     private static final long PULL_TIMEOUT_MS = 10_000;
     private static final int PROBE_TIMEOUT_MS = 3_000;
-    private static final String STACK_TRACE = DeadLetter.HEADER_PREFIX + "exception-stacktrace";
+    private static final String STACK_TRACE = DeadLetterHeaders.EXCEPTION_STACKTRACE;
 
     private final String nameServer;
     private final DefaultMQPullConsumer consumer;
@@ -194,7 +195,7 @@ public final class RocketMqDeadLetterTopic implements DeadLetterTopic {
             if (MessageConst.STRING_HASH_SET.contains(name) || value == null) {
                 return;
             }
-            if (DeadLetter.isIdemHeader(name)) {
+            if (DeadLetterHeaders.isIdemHeader(name)) {
                 if (full || !name.equals(STACK_TRACE)) {
                     idem.put(name, value);
                 }

@@ -3,6 +3,7 @@ package dev.idem.cli.ops;
 import dev.idem.cli.Environment;
 import dev.idem.cli.letters.DeadLetterTopic;
 import dev.idem.cli.letters.Letter;
+import dev.idem.core.DeadLetterHeaders;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.spi.ClaimAdmin;
@@ -157,6 +158,6 @@ public final class Replay {
     /** A record of {@code action} on {@code letter} by this operator, now. */
     public ReplayRecord record(String action, Letter letter, String sentTo, int times) {
         return new ReplayRecord(action, environment.clock().instant().toString(), environment.host(), environment.user(),
-                letter.idempotencyKey(), letter.idem().get("idem-last-failure-at"), sentTo, times);
+                letter.idempotencyKey(), letter.idem().get(DeadLetterHeaders.LAST_FAILURE_AT), sentTo, times);
     }
 }

@@ -2,6 +2,7 @@ package dev.idem.cli.ops;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.idem.cli.letters.Letter;
+import dev.idem.core.DeadLetterHeaders;
 import java.util.Objects;
 
 /**
@@ -32,7 +33,7 @@ public record ReplayRecord(String action, String at, String host, String user, S
     /** Whether this record was written for {@code letter} (and not for an earlier letter at its position). */
     public boolean describes(Letter letter) {
         return Objects.equals(key, letter.idempotencyKey())
-                && Objects.equals(failedAt, letter.idem().get("idem-last-failure-at"));
+                && Objects.equals(failedAt, letter.idem().get(DeadLetterHeaders.LAST_FAILURE_AT));
     }
 
     /** "replayed 2026-11-22T03:12:00Z by alice@ops-1". */

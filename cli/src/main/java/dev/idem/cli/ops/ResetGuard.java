@@ -1,6 +1,7 @@
 package dev.idem.cli.ops;
 
 import dev.idem.core.spi.ClaimRecord;
+import dev.idem.core.spi.CompensationOutcome;
 import java.util.Optional;
 
 /**
@@ -16,7 +17,7 @@ public final class ResetGuard {
 
     /** The reason to refuse a reset of {@code record}, or empty when it may be reset. */
     public static Optional<String> refusal(ClaimRecord record) {
-        if (record.state() == ClaimRecord.State.DEAD && record.compensation().filter("pending"::equals).isPresent()) {
+        if (record.state() == ClaimRecord.State.DEAD && record.compensation().filter(CompensationOutcome::isPending).isPresent()) {
             return Optional.of("its compensation is pending: finish it first (idem compensations pending --run)");
         }
         if (record.state() == ClaimRecord.State.CLAIMED) {

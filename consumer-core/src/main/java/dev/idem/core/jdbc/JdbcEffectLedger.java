@@ -10,6 +10,7 @@ import dev.idem.core.DuplicateEffectException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.NonRetryableException;
+import dev.idem.core.spi.CompensationOutcome;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
@@ -193,7 +194,7 @@ public final class JdbcEffectLedger implements DedupCheck<Object> {
      * row now, as {@code dead-ok}.
      */
     @Override
-    public void compensated(DeadLetter deadLetter, String outcome) throws SQLException {
+    public void compensated(DeadLetter deadLetter, CompensationOutcome outcome) throws SQLException {
         int updated;
         try (Connection connection = dataSource.getConnection();
              PreparedStatement update = connection.prepareStatement("update " + table + " set outcome = 'dead-ok'"

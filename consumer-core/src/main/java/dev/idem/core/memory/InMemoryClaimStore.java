@@ -6,6 +6,7 @@ import dev.idem.core.spi.ClaimAdmin;
 import dev.idem.core.spi.ClaimRecord;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
+import dev.idem.core.spi.CompensationOutcome;
 import dev.idem.core.spi.FailureCount;
 import java.time.Clock;
 import java.time.Duration;
@@ -42,7 +43,7 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
         int failures;
         boolean uncounted;
         String lastError;
-        String compensation;
+        CompensationOutcome compensation;
         String deadLetterReason;
         Instant due;
         Instant firstFailureAt;
@@ -93,13 +94,13 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
             return new Claim.Done(key);
         }
         if (e != null && e.state == ClaimRecord.State.DEAD) {
-            if ("pending".equals(e.compensation) && (owner.equals(e.owner) || !e.leaseUntil.isAfter(now))) {
+            if (isPending(e) && (owner.equals(e.owner) || !e.leaseUntil.isAfter(now))) {
                 e.owner = owner;
                 e.leaseUntil = now.plus(lease);
                 return new Claim.Compensate(key, e.fence, e.attempts, Optional.ofNullable(e.lastError),
                         e.deadLetterReason);
             }
-            if ("pending".equals(e.compensation)) {
+            if (isPending(e)) {
                 return new Claim.Busy(key, Duration.between(now, e.leaseUntil));
             }
             return new Claim.Dead(key);
@@ -161,7 +162,7 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
         for (IdempotencyKey key : keys) {
             Entry e = live(key, now);
             boolean held = e != null && owner.equals(e.owner) && (e.state == ClaimRecord.State.CLAIMED
-                    || (e.state == ClaimRecord.State.DEAD && "pending".equals(e.compensation)));
+                    || (e.state == ClaimRecord.State.DEAD && isPending(e)));
             if (held) {
                 e.leaseUntil = now.plus(lease);
             } else {
@@ -265,7 +266,7 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
         countAttempt(e);
         Instant now = clock.instant();
         e.state = ClaimRecord.State.DEAD;
-        e.compensation = "pending";
+        e.compensation = CompensationOutcome.PENDING;
         e.due = null;
         e.leaseUntil = now.plus(compensationLease);
         e.expiresAt = now.plus(doneWindow);
@@ -273,9 +274,9 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
     }
 
     @Override
-    public synchronized boolean recordCompensation(IdempotencyKey key, String owner, String outcome) {
+    public synchronized boolean recordCompensation(IdempotencyKey key, String owner, CompensationOutcome outcome) {
         Entry e = live(key, clock.instant());
-        if (e == null || e.state != ClaimRecord.State.DEAD || !"pending".equals(e.compensation)
+        if (e == null || e.state != ClaimRecord.State.DEAD || !isPending(e)
                 || !owner.equals(e.owner)) {
             return false;
         }
@@ -312,6 +313,10 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
         return new ClaimRecord(e.state, Optional.ofNullable(e.owner), e.fence, e.attempts, e.failures,
                 Optional.ofNullable(e.lastError), Optional.ofNullable(e.compensation),
                 Optional.ofNullable(e.deadLetterReason), Duration.between(now, e.expiresAt));
+    }
+
+    private static boolean isPending(Entry e) {
+        return e.compensation != null && e.compensation.isPending();
     }
 
     /** An uncounted claim's attempt is counted once, with its outcome or before its handler runs. */

@@ -28,7 +28,7 @@ public interface ClaimAdmin {
      */
     default List<KeyRecord> pendingCompensations(String group, int limit) {
         return deadKeys(group, Integer.MAX_VALUE).stream()
-                .filter(k -> k.record().compensation().filter("pending"::equals).isPresent())
+                .filter(k -> k.record().compensation().filter(CompensationOutcome::isPending).isPresent())
                 .limit(limit).toList();
     }
 

@@ -12,12 +12,12 @@ import java.util.Optional;
  * @param attempts         counted handler attempts
  * @param failures         recorded failures
  * @param lastError        class and message of the last failure
- * @param compensation     compensation outcome of a dead-lettered key ("pending", "ok", "failed: ...")
+ * @param compensation     where a dead-lettered key's compensation stands
  * @param deadLetterReason why the key is (to be) dead-lettered
  * @param timeToLive       time until the record expires
  */
 public record ClaimRecord(State state, Optional<String> owner, long fence, int attempts, int failures,
-                          Optional<String> lastError, Optional<String> compensation,
+                          Optional<String> lastError, Optional<CompensationOutcome> compensation,
                           Optional<String> deadLetterReason, Duration timeToLive) {
 
     /** The states of a claim record. */

@@ -124,9 +124,9 @@ public interface ClaimStore {
     boolean deadLetter(IdempotencyKey key, String owner, Duration compensationLease);
 
     /**
-     * Records the outcome of a compensation {@code owner} holds ("ok", "failed: ...").
+     * Records the outcome of a compensation {@code owner} holds ({@link CompensationOutcome#OK} or a failure).
      *
      * @return false if the compensation passed to another owner, or its outcome is recorded already
      */
-    boolean recordCompensation(IdempotencyKey key, String owner, String outcome);
+    boolean recordCompensation(IdempotencyKey key, String owner, CompensationOutcome outcome);
 }

@@ -1,5 +1,6 @@
 package dev.idem.core.jdbc;
 
+import dev.idem.core.spi.CompensationOutcome;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -171,7 +172,7 @@ class JdbcEffectLedgerH2Test {
             assertThat(ledger.alreadyApplied(delivery)).isTrue();
             assertThat(ledger.compensationPending(delivery)).isTrue();
 
-            ledger.compensated(letter, "ok");
+            ledger.compensated(letter, CompensationOutcome.OK);
             assertThat(ledger.alreadyApplied(delivery)).isTrue();
             assertThat(ledger.compensationPending(delivery)).isFalse();
 

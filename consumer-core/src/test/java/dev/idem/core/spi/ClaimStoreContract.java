@@ -295,15 +295,15 @@ public abstract class ClaimStoreContract {
 
         assertThat(store.doom(key("k"), "a", "attempts exhausted", "java.io.IOException: boom")).isTrue();
         assertThat(store.deadLetter(key("k"), "a", LEASE)).isTrue();
-        assertThat(store.recordCompensation(key("k"), "a", "ok")).isTrue();
+        assertThat(store.recordCompensation(key("k"), "a", CompensationOutcome.OK)).isTrue();
 
         assertThat(claim("k", "b", LEASE)).isInstanceOf(Claim.Dead.class);
         ClaimRecord record = admin.inspect(key("k")).orElseThrow();
         assertThat(record.state()).isEqualTo(ClaimRecord.State.DEAD);
-        assertThat(record.compensation()).contains("ok");
+        assertThat(record.compensation()).contains(CompensationOutcome.OK);
         assertThat(record.attempts()).isEqualTo(1);
         assertThat(record.deadLetterReason()).contains("attempts exhausted");
-        assertThat(store.recordCompensation(key("k"), "a", "ok again")).isFalse();
+        assertThat(store.recordCompensation(key("k"), "a", CompensationOutcome.OK)).isFalse();
         await().atMost(Duration.ofSeconds(5)).until(() -> claim("k", "c", LEASE) instanceof Claim.Claimed);
     }
 
@@ -316,7 +316,7 @@ public abstract class ClaimStoreContract {
         claimed("dead", "other");
         store.doom(key("dead"), "other", "non-retryable failure", "");
         store.deadLetter(key("dead"), "other", LEASE);
-        store.recordCompensation(key("dead"), "other", "ok");
+        store.recordCompensation(key("dead"), "other", CompensationOutcome.OK);
         claimed("failed", "other");
         store.fail(key("failed"), "other", "boom");
         List<String> values = List.of("fresh", "busy", "done", "dead", "failed");
@@ -440,8 +440,8 @@ public abstract class ClaimStoreContract {
                 .isEqualTo(fence);
         assertThat(claim("k", "c", LEASE)).isInstanceOf(Claim.Busy.class);
         assertThat(admin.pendingCompensations(group, 10)).extracting(ClaimAdmin.KeyRecord::key).containsExactly(key("k"));
-        assertThat(store.recordCompensation(key("k"), "a", "ok")).isFalse();
-        assertThat(store.recordCompensation(key("k"), "b", "ok")).isTrue();
+        assertThat(store.recordCompensation(key("k"), "a", CompensationOutcome.OK)).isFalse();
+        assertThat(store.recordCompensation(key("k"), "b", CompensationOutcome.OK)).isTrue();
         assertThat(claim("k", "d", LEASE)).isInstanceOf(Claim.Dead.class);
         assertThat(admin.pendingCompensations(group, 10)).isEmpty();
         assertThat(admin.deadKeys(group, 10)).extracting(ClaimAdmin.KeyRecord::key).containsExactly(key("k"));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.DeadLetter;
+import dev.idem.core.DeadLetterHeaders;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.Envelope;
 import dev.idem.core.IdempotencyKey;
@@ -47,14 +48,14 @@ public abstract class DeadLetterPublisherContract {
         /** Idem's headers, each name once (a repeated one fails the test). */
         public Map<String, String> idemHeaders() {
             Map<String, String> idem = new LinkedHashMap<>();
-            headers.stream().filter(h -> DeadLetter.isIdemHeader(h.getKey())).forEach(h ->
+            headers.stream().filter(h -> DeadLetterHeaders.isIdemHeader(h.getKey())).forEach(h ->
                     assertThat(idem.put(h.getKey(), h.getValue())).as("a second %s header", h.getKey()).isNull());
             return idem;
         }
 
         /** The original's headers, without Idem's. */
         public List<Map.Entry<String, String>> originalHeaders() {
-            return headers.stream().filter(h -> !DeadLetter.isIdemHeader(h.getKey())).toList();
+            return headers.stream().filter(h -> !DeadLetterHeaders.isIdemHeader(h.getKey())).toList();
         }
     }
 
