@@ -165,7 +165,7 @@ final class RocketMqBench {
                 .meterRegistry(new SimpleMeterRegistry());
         try (IdemRocketMqConsumer<byte[]> consumer = IdemRocketMqConsumer.builder(rocketMq.nameServerAddress(), group,
                         processor)
-                .subscribe(topic, "*").batchSize(BATCH).threads(20)
+                .subscribe(topic, "*").batchSize(BATCH).concurrency(20)
                 .consumeFrom(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
                 .client(c -> c.setPullBatchSize(BATCH))
                 .build()) {

@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.kafka.internal.KafkaClients;
@@ -84,7 +85,8 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
     private IdemKafkaConsumer(Builder<T> b, ConsumerSettings settings) {
         this.closeTimeout = b.closeTimeout;
         this.onFailure = b.onFailure;
-        this.composed = KafkaProcessors.compose(b.config, settings.group(), b.processor, b.deadLetters);
+        this.composed = KafkaProcessors.compose(b.config, settings.group(), b.processor, b.deadLetters,
+                b.deadLetterRouting);
         try {
             this.consumer = new KafkaConsumer<>(settings.consumer(), new ByteArrayDeserializer(),
                     new ByteArrayDeserializer());
@@ -274,6 +276,7 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
         private final List<String> topics = new ArrayList<>();
         private int concurrency = 1;
         private UnaryOperator<DeadLetterPublisher> deadLetters = UnaryOperator.identity();
+        private DeadLetterRouting deadLetterRouting = DeadLetterRouting.suffix(".DLT");
         private Consumer<Throwable> onFailure = failure -> { };
         private Clock clock = Clock.systemUTC();
         // Long enough for a slow handler or a dead-letter publish to end; a shutdown hook should allow it.
@@ -304,6 +307,15 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
          */
         public Builder<T> deadLetters(UnaryOperator<DeadLetterPublisher> decorator) {
             this.deadLetters = decorator;
+            return this;
+        }
+
+        /**
+         * Where Idem's own dead-letter publisher sends dead letters. Default {@code <topic>.DLT}. Not
+         * used when the processor builder has a publisher of its own.
+         */
+        public Builder<T> deadLetterRouting(DeadLetterRouting routing) {
+            this.deadLetterRouting = Objects.requireNonNull(routing, "routing");
             return this;
         }
 

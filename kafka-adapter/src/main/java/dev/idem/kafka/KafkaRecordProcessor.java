@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.kafka.internal.ConsumerSettings;
@@ -45,10 +46,9 @@ public final class KafkaRecordProcessor<T> implements AutoCloseable {
     private final IdempotentProcessor<T> processor;
     private final Executor executor;
 
-    private KafkaRecordProcessor(KafkaProcessors.Composed<T> composed, IdempotentProcessor<T> processor,
-                                 Executor executor) {
-        this.composed = composed;
-        this.processor = Objects.requireNonNull(processor, "processor");
+    private KafkaRecordProcessor(KafkaProcessors.Composed<T> composed, Executor executor) {
+        this.composed = Objects.requireNonNull(composed, "composed");
+        this.processor = composed.processor();
         this.executor = Objects.requireNonNull(executor, "executor");
     }
 
@@ -59,28 +59,6 @@ public final class KafkaRecordProcessor<T> implements AutoCloseable {
      */
     public static <T> Builder<T> builder(Map<String, Object> config, IdempotentProcessor.Builder<T> processor) {
         return new Builder<>(config, processor);
-    }
-
-    /**
-     * Wraps a processor you built and close yourself, with its group and dead letters as you set them.
-     *
-     * @deprecated use {@link #builder}: it takes the group from {@code group.id} and provides the
-     *             Kafka dead-letter publisher, as {@link IdemKafkaConsumer} does
-     */
-    @Deprecated
-    public static <T> KafkaRecordProcessor<T> of(IdempotentProcessor<T> processor) {
-        return new KafkaRecordProcessor<>(null, processor, Runnable::run);
-    }
-
-    /**
-     * Like {@link #of(IdempotentProcessor)}, partitions in parallel on {@code executor}.
-     *
-     * @deprecated use {@link #builder} with {@link Builder#executor}
-     */
-    @Deprecated
-    public static <T> KafkaRecordProcessor<T> of(IdempotentProcessor<T> processor,
-                                                 Executor executor) {
-        return new KafkaRecordProcessor<>(null, processor, executor);
     }
 
     /** Processes every record of the poll. */
@@ -105,13 +83,11 @@ public final class KafkaRecordProcessor<T> implements AutoCloseable {
 
     /**
      * Stops lease renewal and closes the dead-letter producer this processor created; call it after
-     * your consumer's last commit. A processor wrapped with {@code of} is left to you.
+     * your consumer's last commit.
      */
     @Override
     public void close() {
-        if (composed != null) {
-            composed.close();
-        }
+        composed.close();
     }
 
     /**
@@ -126,6 +102,7 @@ public final class KafkaRecordProcessor<T> implements AutoCloseable {
         private final IdempotentProcessor.Builder<T> processor;
         private Executor executor = Runnable::run;
         private UnaryOperator<DeadLetterPublisher> deadLetters = UnaryOperator.identity();
+        private DeadLetterRouting deadLetterRouting = DeadLetterRouting.suffix(".DLT");
 
         private Builder(Map<String, Object> config, IdempotentProcessor.Builder<T> processor) {
             this.config = new HashMap<>(Objects.requireNonNull(config, "config"));
@@ -147,6 +124,15 @@ public final class KafkaRecordProcessor<T> implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Where Idem's own dead-letter publisher sends dead letters. Default {@code <topic>.DLT}. Not
+         * used when the processor builder has a publisher of its own.
+         */
+        public Builder<T> deadLetterRouting(DeadLetterRouting routing) {
+            this.deadLetterRouting = Objects.requireNonNull(routing, "routing");
+            return this;
+        }
+
         /** @throws IllegalArgumentException naming the setting that is missing, unknown or wrong */
         public KafkaRecordProcessor<T> build() {
             ConsumerSettings settings = ConsumerSettings.of(config);
@@ -157,8 +143,8 @@ public final class KafkaRecordProcessor<T> implements AutoCloseable {
                 throw new IllegalArgumentException("deadLetters decorator is required but was not set");
             }
             KafkaProcessors.Composed<T> composed = KafkaProcessors.compose(config, settings.group(), processor,
-                    deadLetters);
-            return new KafkaRecordProcessor<>(composed, composed.processor(), executor);
+                    deadLetters, deadLetterRouting);
+            return new KafkaRecordProcessor<>(composed, executor);
         }
     }
 }

@@ -12,6 +12,7 @@ import dev.idem.core.jdbc.LedgerTransactions;
 import dev.idem.micronaut.internal.Brokers;
 import dev.idem.micronaut.internal.Settings;
 import dev.idem.micronaut.internal.MicronautTransactions;
+import dev.idem.micronaut.internal.ProcessorSettings;
 import dev.idem.redis.RedisClaimStore;
 import dev.idem.redis.RedisUrl;
 import io.micronaut.context.BeanContext;
@@ -63,8 +64,8 @@ import org.slf4j.LoggerFactory;
 public final class IdemListeners implements ApplicationEventListener<StartupEvent> {
 
     private static final Logger LOG = LoggerFactory.getLogger(IdemListeners.class);
-    private static final Set<String> LISTENER_KEYS = Set.of("max-attempts", "lease", "dead-letter-topic", "concurrency",
-            "close-timeout");
+    private static final Set<String> LISTENER_KEYS = union(Set.of("max-attempts", "lease", "dead-letter-topic",
+            "concurrency", "close-timeout"), ProcessorSettings.KEYS);
     private static final Set<String> REDIS_KEYS = Set.of("address", "key-prefix");
     private static final Set<String> ROCKETMQ_KEYS = Set.of("name-server");
     private static final Set<String> LEDGER_KEYS = Set.of("table", "create-table", "enabled");
@@ -188,6 +189,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         boolean ledger;
         PayloadCodec<Object> codec;
         Invoker invoker;
+        ProcessorSettings settings;
     }
 
     private List<Plan> plans() {
@@ -265,6 +267,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
             throw new ConfigurationException(prefix + "concurrency must be >= 0 but was " + plan.concurrency);
         }
         plan.ledger = a.booleanValue(IdempotentListener.class, "ledger").orElse(true);
+        plan.settings = ProcessorSettings.read(properties, prefix);
 
         // Parameters: one payload, optionally the Delivery and the transaction's Connection.
         Argument<?>[] args = method.getArguments();
@@ -517,6 +520,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
                     .dedupCheck(DedupCheck.none());
         }
         processor.claims(claims).codec(plan.codec).keys(plan.keys).maxAttempts(plan.maxAttempts).lease(plan.lease);
+        plan.settings.applyTo(processor);
         if (plan.compensation != null) {
             processor.compensation(plan.compensation);
         }
@@ -539,6 +543,12 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
             context.findBean(io.micrometer.core.instrument.MeterRegistry.class).ifPresent(registry ->
                     processor.meterRegistry(registry).meterTag("listener", listener));
         }
+    }
+
+    static Set<String> union(Set<String> some, Set<String> more) {
+        Set<String> all = new java.util.HashSet<>(some);
+        all.addAll(more);
+        return Set.copyOf(all);
     }
 
     static String lower(Broker broker) {

@@ -8,6 +8,7 @@ import dev.idem.core.PayloadCodec;
 import dev.idem.kafka.KafkaRecordProcessor;
 import dev.idem.kafka.PollResult;
 import dev.idem.kafka.Redelivery;
+import dev.idem.micronaut.internal.ProcessorSettings;
 import dev.idem.micronaut.internal.Settings;
 import dev.idem.redis.RedisClaimStore;
 import io.micronaut.aop.InterceptorBean;
@@ -58,7 +59,8 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
     private static final ThreadLocal<Object> RESULT = new ThreadLocal<>();
 
     /** The {@code idem.listeners.<name>.*} settings of a wrapped listener (its threads are micronaut-kafka's). */
-    private static final Set<String> WRAPPED_KEYS = Set.of("max-attempts", "lease", "dead-letter-topic");
+    private static final Set<String> WRAPPED_KEYS = IdemListeners.union(Set.of("max-attempts", "lease",
+            "dead-letter-topic"), ProcessorSettings.KEYS);
 
     private final BeanContext context;
     private final Environment environment;
@@ -81,8 +83,7 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         }
     }
 
-    private record Wrapped(String name, int recordArgument, KafkaRecordProcessor<Object> processor,
-                           AutoCloseable ownPublisher) {
+    private record Wrapped(String name, int recordArgument, KafkaRecordProcessor<Object> processor) {
     }
 
     @Override
@@ -208,6 +209,7 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
             RESULT.set(current.proceed());
         }).codec((PayloadCodec<Object>) (PayloadCodec<?>) PayloadCodec.bytes()).keys(keys)
                 .claims(claims()).maxAttempts(maxAttempts).lease(lease);
+        ProcessorSettings.read(settings, prefix).applyTo(processor);
         Class<?> check = a.classValue(Idempotent.class, "dedupCheck").orElse(DedupCheck.class);
         processor.dedupCheck(DedupCheck.class.equals(check) ? DedupCheck.none() : (DedupCheck) context.getBean(check));
         Class<?> compensation = a.classValue(Idempotent.class, "compensation").orElse(Compensation.class);
@@ -221,23 +223,17 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         }
         Map<String, Object> kafka = kafkaSettings(group);
         KafkaRecordProcessor.Builder<Object> builder = KafkaRecordProcessor.builder(kafka, processor);
-        dev.idem.kafka.KafkaDeadLetterPublisher publisher = null;
         if (!deadLetterTopic.isBlank()) {
-            publisher = dev.idem.kafka.KafkaDeadLetterPublisher.builder(kafka)
-                    .routing(dev.idem.core.DeadLetterRouting.fixed(deadLetterTopic)).build();
-            processor.deadLetters(publisher);
+            builder.deadLetterRouting(dev.idem.core.DeadLetterRouting.fixed(deadLetterTopic));
         }
         KafkaRecordProcessor<Object> built;
         try {
             built = builder.build();
         } catch (IllegalArgumentException e) {
-            if (publisher != null) {
-                publisher.close();
-            }
             throw new ConfigurationException("@Idempotent on " + where + " (idem.kafka, " + prefix + "*): "
                     + e.getMessage(), e);
         }
-        Wrapped w = new Wrapped(name, recordArgument, built, publisher);
+        Wrapped w = new Wrapped(name, recordArgument, built);
         wrapped.put(id(method), w);
         LOG.info("Idem wraps @KafkaListener {} as '{}' (group {})", where, name, group);
         return w;
@@ -290,9 +286,6 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         for (Wrapped w : wrapped.values()) {
             try {
                 w.processor.close();
-                if (w.ownPublisher != null) {
-                    w.ownPublisher.close();
-                }
             } catch (Exception e) {
                 LOG.warn("closing Idem's processor of '{}' failed", w.name, e);
             }

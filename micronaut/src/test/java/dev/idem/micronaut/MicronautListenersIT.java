@@ -72,7 +72,7 @@ class MicronautListenersIT {
         String table = "mn_effect_" + Long.toString(System.nanoTime(), 36);
         String ledgerTable = "mn_ledger_" + Long.toString(System.nanoTime(), 36);
         kafka.createTopic(kafkaTopic, 3);
-        kafka.createTopic(kafkaTopic + ".DLT", 1);
+        kafka.createTopic(kafkaTopic + "-dead", 1);
         rocketMq.createTopic(rocketTopic, 4);
         rocketMq.createTopic(rocketTopic + "_DLQ", 1);
         rocketMq.createRetryTopic(rocketGroup);
@@ -92,6 +92,10 @@ class MicronautListenersIT {
         properties.put("idem.rocketmq.name-server", rocketMq.nameServerAddress());
         properties.put("idem.ledger.table", ledgerTable);
         properties.put("idem.ledger.create-table", true);
+        // The Kafka listener's dead letters go to a topic of its own, after retries 100-200 ms apart.
+        properties.put("idem.listeners.kafka-orders.dead-letter-topic", kafkaTopic + "-dead");
+        properties.put("idem.listeners.kafka-orders.backoff-initial", "100ms");
+        properties.put("idem.listeners.kafka-orders.backoff-max", "200ms");
         properties.put("datasources.default.url", db.jdbcUrl());
         properties.put("datasources.default.username", db.user());
         properties.put("datasources.default.password", db.password() == null ? "" : db.password());
@@ -148,7 +152,7 @@ class MicronautListenersIT {
                     .isEqualTo(2L * (IDS + 1));
             assertThat(ledger).containsEntry(kafkaGroup + "/order-poison", "dead-ok")
                     .containsEntry(rocketGroup + "/order-poison", "dead-ok");
-            assertThat(deadLetters(kafka, kafkaTopic + ".DLT")).containsExactly("order-poison");
+            assertThat(deadLetters(kafka, kafkaTopic + "-dead")).containsExactly("order-poison");
             assertThat(rocketMqDeadLetters(rocketMq, rocketTopic + "_DLQ", names)).containsExactly("order-poison");
 
             // Health: UP while everything runs; a consumer that stopped makes it DOWN.

@@ -71,6 +71,14 @@ class MicronautStartupFailuresIT {
     }
 
     @Test
+    void aBackoffWhoseStartOutgrowsItsBound(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.listeners.health-orders.backoff-initial", "2m");
+        p.put("idem.listeners.health-orders.backoff-max", "1m");
+        assertThat(failure(p)).contains("idem.listeners.health-orders.backoff-*", "initial was PT2M");
+    }
+
+    @Test
     void notANumber(RedisEndpoint redis) {
         Map<String, Object> p = valid(redis);
         p.put("idem.listeners.health-orders.max-attempts", "abc");

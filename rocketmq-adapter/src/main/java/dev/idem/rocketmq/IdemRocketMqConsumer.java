@@ -47,11 +47,11 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
     private final IdempotentProcessor<T> processor;
     private final RocketMqDeadLetterPublisher ownDeadLetters;
     private final ListenerGate gate = new ListenerGate();
-    private final Duration closeGrace;
+    private final Duration closeTimeout;
     private boolean closed;
 
     private IdemRocketMqConsumer(Builder<T> b) {
-        this.closeGrace = b.closeGrace;
+        this.closeTimeout = b.closeTimeout;
         // (group, hook, strategy): the constructor with a hook that both the 4.9 and 5.x clients have.
         consumer = b.rpcHook == null ? new DefaultMQPushConsumer(b.group)
                 : new DefaultMQPushConsumer(b.group, b.rpcHook, new AllocateMessageQueueAveragely());
@@ -61,8 +61,8 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
         consumer.setAllocateMessageQueueStrategy(new DistinctClients(consumer.getAllocateMessageQueueStrategy()));
         consumer.setConsumeFromWhere(b.consumeFrom);
         consumer.setConsumeMessageBatchMaxSize(b.batchSize);
-        consumer.setConsumeThreadMin(b.threads);
-        consumer.setConsumeThreadMax(b.threads);
+        consumer.setConsumeThreadMin(b.concurrency);
+        consumer.setConsumeThreadMax(b.concurrency);
         consumer.setMaxReconsumeTimes(b.processor.maxAttempts() + ConsumerRules.RECONSUME_HEADROOM);
         consumer.setInstanceName(InstanceNames.next(b.group));
         ConsumerRules.requireClustering(consumer);
@@ -77,8 +77,8 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
         RocketMqDeadLetterPublisher own = null;
         if (b.processor.deadLetters() == null) {
             own = RocketMqDeadLetterPublisher.start(consumer, b.routing);
-            DeadLetterPublisher decorated = b.deadLetterDecorator.apply(own);
-            b.processor.deadLetters(Objects.requireNonNull(decorated, "deadLetterDecorator returned null"));
+            DeadLetterPublisher decorated = b.deadLetters.apply(own);
+            b.processor.deadLetters(Objects.requireNonNull(decorated, "deadLetters returned null"));
         }
         this.ownDeadLetters = own;
         try {
@@ -125,7 +125,7 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
 
     /**
      * Closes in order: stops taking work, lets running listener calls finish (up to
-     * {@link Builder#closeGrace}), shuts the client down (committing what finished), then stops lease
+     * {@link Builder#closeTimeout}), shuts the client down (committing what finished), then stops lease
      * renewal and Idem's dead-letter producer. What was pulled but not processed stays
      * unacknowledged and is redelivered; what was left is logged.
      */
@@ -135,7 +135,7 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
             return;
         }
         closed = true;
-        OrderedShutdown.stop(consumer, gate, closeGrace);
+        OrderedShutdown.stop(consumer, gate, closeTimeout);
         processor.close();
         if (ownDeadLetters != null) {
             ownDeadLetters.close();
@@ -150,16 +150,16 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
         private final IdempotentProcessor.Builder<T> processor;
         private final Map<String, String> subscriptions = new LinkedHashMap<>();
         private DeadLetterRouting routing = DeadLetterRouting.suffix("_DLQ");
-        private UnaryOperator<DeadLetterPublisher> deadLetterDecorator = UnaryOperator.identity();
+        private UnaryOperator<DeadLetterPublisher> deadLetters = UnaryOperator.identity();
         private DelayLevels delayLevels = DelayLevels.defaults();
         private ConsumeFromWhere consumeFrom = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET;
         private Consumer<DefaultMQPushConsumer> client = c -> { };
         private RPCHook rpcHook;
         private boolean orderly;
         private int batchSize = 1;
-        private int threads = 20;
+        private int concurrency = 20;
         // The default claim lease: a handler running longer may already have lost its claim.
-        private Duration closeGrace = Duration.ofSeconds(30);
+        private Duration closeTimeout = Duration.ofSeconds(30);
 
         private Builder(String nameServerAddress, String group, IdempotentProcessor.Builder<T> processor) {
             this.nameServerAddress = nameServerAddress;
@@ -185,9 +185,9 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
             return this;
         }
 
-        /** Consume threads. Default 20, RocketMQ's own default. */
-        public Builder<T> threads(int threads) {
-            this.threads = threads;
+        /** Consume threads: listener calls run at once. Default 20, RocketMQ's own default. */
+        public Builder<T> concurrency(int concurrency) {
+            this.concurrency = concurrency;
             return this;
         }
 
@@ -208,8 +208,8 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
          * the RocketMQ publisher and returns the one the processor uses. Not applied when the processor
          * has a publisher of its own. Default: none.
          */
-        public Builder<T> deadLetterDecorator(UnaryOperator<DeadLetterPublisher> deadLetterDecorator) {
-            this.deadLetterDecorator = deadLetterDecorator;
+        public Builder<T> deadLetters(UnaryOperator<DeadLetterPublisher> decorator) {
+            this.deadLetters = decorator;
             return this;
         }
 
@@ -236,8 +236,8 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
         }
 
         /** How long {@link IdemRocketMqConsumer#close()} lets running listener calls finish. Default 30 s. */
-        public Builder<T> closeGrace(Duration closeGrace) {
-            this.closeGrace = closeGrace;
+        public Builder<T> closeTimeout(Duration closeTimeout) {
+            this.closeTimeout = closeTimeout;
             return this;
         }
 
@@ -258,14 +258,14 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
             if (batchSize < 1 || batchSize > 1024) {
                 throw new IllegalArgumentException("batchSize must be between 1 and 1024 but was " + batchSize);
             }
-            if (threads < 1) {
-                throw new IllegalArgumentException("threads must be >= 1 but was " + threads);
+            if (concurrency < 1) {
+                throw new IllegalArgumentException("concurrency must be >= 1 but was " + concurrency);
             }
-            if (closeGrace == null || closeGrace.isNegative()) {
-                throw new IllegalArgumentException("closeGrace must be >= 0 but was " + closeGrace);
+            if (closeTimeout == null || closeTimeout.isNegative()) {
+                throw new IllegalArgumentException("closeTimeout must be >= 0 but was " + closeTimeout);
             }
             Objects.requireNonNull(routing, "deadLetterRouting");
-            Objects.requireNonNull(deadLetterDecorator, "deadLetterDecorator");
+            Objects.requireNonNull(deadLetters, "deadLetters");
             Objects.requireNonNull(delayLevels, "delayLevels");
             Objects.requireNonNull(client, "client");
             return new IdemRocketMqConsumer<>(this);

@@ -53,7 +53,7 @@ public final class ChildConsumerMain {
                 .keys(KeySource.messageKey())
                 .meterRegistry(new SimpleMeterRegistry());
         IdemRocketMqConsumer<byte[]> consumer = IdemRocketMqConsumer.builder(nameServer, group, processor)
-                .subscribe(topic, "*").consumeFrom(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET).threads(4).build();
+                .subscribe(topic, "*").consumeFrom(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET).concurrency(4).build();
         consumer.start();
         lines.flush();
         Files.writeString(Path.of(args[5] + ".started"), "started");

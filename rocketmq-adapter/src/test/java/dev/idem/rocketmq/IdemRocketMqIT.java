@@ -206,7 +206,7 @@ class IdemRocketMqIT {
                 messages.add(scenario.message(RocketMqScenario.json(new Order(scenario.orderId(i), 1)), null));
             }
             scenario.sendToQueue(messages, 0);
-            scenario.startConsumer(c -> c.batchSize(10).threads(1));
+            scenario.startConsumer(c -> c.batchSize(10).concurrency(1));
             await().atMost(TIMEOUT).until(() -> scenario.effects() == 10);
             scenario.awaitQuiet(QUIET, TIMEOUT);
 

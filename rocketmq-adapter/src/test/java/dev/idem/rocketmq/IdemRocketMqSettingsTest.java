@@ -124,7 +124,7 @@ class IdemRocketMqSettingsTest {
         List<DeadLetterPublisher> decorated = new ArrayList<>();
 
         IdemRocketMqConsumer<byte[]> consumer = IdemRocketMqConsumer.builder("127.0.0.1:1", "inventory", processor)
-                .subscribe("orders", "*").deadLetterDecorator(publisher -> {
+                .subscribe("orders", "*").deadLetters(publisher -> {
                     decorated.add(publisher);
                     return publisher;
                 }).build();

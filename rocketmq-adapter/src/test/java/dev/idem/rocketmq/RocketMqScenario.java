@@ -138,7 +138,7 @@ final class RocketMqScenario implements AutoCloseable {
     IdemRocketMqConsumer<Order> startConsumer(Consumer<IdemRocketMqConsumer.Builder<Order>> settings) {
         IdemRocketMqConsumer.Builder<Order> builder = IdemRocketMqConsumer
                 .builder(rocketMq.nameServerAddress(), group, processorBuilder())
-                .subscribe(topic, "*").consumeFrom(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET).threads(8);
+                .subscribe(topic, "*").consumeFrom(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET).concurrency(8);
         settings.accept(builder);
         IdemRocketMqConsumer<Order> consumer = builder.build();
         closeables.add(consumer);

@@ -121,7 +121,7 @@ public final class SoakConsumer {
         IdemRocketMqConsumer<String> consumer = IdemRocketMqConsumer.builder(spec.address(), spec.group(), processor)
                 .subscribe(spec.topic(), "*")
                 .consumeFrom(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
-                .threads(spec.concurrency())
+                .concurrency(spec.concurrency())
                 // Four messages per listener call, claimed in one round trip.
                 .batchSize(4)
                 .delayLevels(ONE_SECOND_LEVELS)

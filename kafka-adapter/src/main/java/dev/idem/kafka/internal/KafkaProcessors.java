@@ -1,5 +1,6 @@
 package dev.idem.kafka.internal;
 
+import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.kafka.KafkaDeadLetterPublisher;
@@ -11,7 +12,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 /**
  * Composes a processor the one way both Kafka entry points do (decision 0011): the group comes
  * from {@code group.id} unless the user set the same one, the dead-letter publisher is the user's
- * or else a {@link KafkaDeadLetterPublisher} on the consumer's cluster, and the user's decorator
+ * or else a {@link KafkaDeadLetterPublisher} on the consumer's cluster with the consumer's routing, and the user's decorator
  * wraps whichever it is. The user's builder is left as it was found, so it can build again.
  */
 public final class KafkaProcessors {
@@ -52,7 +53,8 @@ public final class KafkaProcessors {
      */
     public static <T> Composed<T> compose(Map<String, Object> config, String groupId,
                                           IdempotentProcessor.Builder<T> builder,
-                                          UnaryOperator<DeadLetterPublisher> decorator) {
+                                          UnaryOperator<DeadLetterPublisher> decorator,
+                                          DeadLetterRouting routing) {
         String userGroup = builder.group();
         if (userGroup != null && !userGroup.equals(groupId)) {
             throw new IllegalArgumentException("the processor's group '" + userGroup + "' differs from group.id '"
@@ -60,8 +62,8 @@ public final class KafkaProcessors {
                     + "(leave the processor's group unset and it is taken from group.id)");
         }
         DeadLetterPublisher userPublisher = builder.deadLetters();
-        KafkaDeadLetterPublisher own = userPublisher == null ? KafkaDeadLetterPublisher.builder(producerSide(config)).build()
-                : null;
+        KafkaDeadLetterPublisher own = userPublisher == null
+                ? KafkaDeadLetterPublisher.builder(producerSide(config)).routing(routing).build() : null;
         try {
             DeadLetterPublisher publisher = decorator.apply(userPublisher != null ? userPublisher : own);
             if (publisher == null) {

@@ -1,5 +1,6 @@
 package dev.idem.kafka.share;
 
+import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.kafka.internal.KafkaProcessors;
@@ -102,7 +103,8 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
         this.maxAttempts = b.processor.maxAttempts();
         this.adminConfig = new HashMap<>(b.config);
         adminConfig.keySet().retainAll(AdminClientConfig.configNames());
-        this.composed = KafkaProcessors.compose(b.config, settings.group(), b.processor, b.deadLetters);
+        this.composed = KafkaProcessors.compose(b.config, settings.group(), b.processor, b.deadLetters,
+                b.deadLetterRouting);
         try {
             this.consumer = new KafkaShareConsumer<>(settings.consumer(), new ByteArrayDeserializer(),
                     new ByteArrayDeserializer());
@@ -282,6 +284,7 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
         private final List<String> topics = new ArrayList<>();
         private int concurrency = 1;
         private UnaryOperator<DeadLetterPublisher> deadLetters = UnaryOperator.identity();
+        private DeadLetterRouting deadLetterRouting = DeadLetterRouting.suffix(".DLT");
         private Consumer<Throwable> onFailure = failure -> { };
         private Clock clock = MonotonicClock.system();
         private Duration limitRefresh = Duration.ofSeconds(30);
@@ -308,6 +311,15 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
         /** Wraps the dead-letter publisher, e.g. to count or log dead letters. Default: as it is. */
         public Builder<T> deadLetters(UnaryOperator<DeadLetterPublisher> decorator) {
             this.deadLetters = decorator;
+            return this;
+        }
+
+        /**
+         * Where Idem's own dead-letter publisher sends dead letters. Default {@code <topic>.DLT}. Not
+         * used when the processor builder has a publisher of its own.
+         */
+        public Builder<T> deadLetterRouting(DeadLetterRouting routing) {
+            this.deadLetterRouting = Objects.requireNonNull(routing, "routing");
             return this;
         }
 

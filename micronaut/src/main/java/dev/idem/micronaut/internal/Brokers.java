@@ -3,7 +3,6 @@ package dev.idem.micronaut.internal;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.kafka.IdemKafkaConsumer;
-import dev.idem.kafka.KafkaDeadLetterPublisher;
 import dev.idem.micronaut.Broker;
 import dev.idem.micronaut.IdemListeners.RunningListener;
 import dev.idem.rocketmq.IdemRocketMqConsumer;
@@ -11,7 +10,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import org.apache.rocketmq.common.ServiceState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,37 +31,20 @@ public final class Brokers {
                                         Duration closeTimeout) {
         Map<String, Object> config = new HashMap<>(settings);
         config.put("group.id", group);
-        KafkaDeadLetterPublisher ownPublisher = null;
+        IdemKafkaConsumer.Builder<Object> builder = IdemKafkaConsumer.builder(config, processor)
+                .topics(topic)
+                .concurrency(concurrency > 0 ? concurrency : 1)
+                .closeTimeout(closeTimeout)
+                .onFailure(failure -> LOG.warn("Idem listener '{}' trouble", name, failure));
         if (!deadLetterTopic.isBlank()) {
-            Map<String, Object> producer = new HashMap<>(config);
-            producer.remove("interceptor.classes");
-            ownPublisher = KafkaDeadLetterPublisher.builder(producer).routing(DeadLetterRouting.fixed(deadLetterTopic)).build();
-            processor.deadLetters(ownPublisher);
+            builder.deadLetterRouting(DeadLetterRouting.fixed(deadLetterTopic));
         }
-        KafkaDeadLetterPublisher publisher = ownPublisher;
-        try {
-            IdemKafkaConsumer<Object> consumer = IdemKafkaConsumer.builder(config, processor)
-                    .topics(topic)
-                    .concurrency(concurrency > 0 ? concurrency : 1)
-                    .closeTimeout(closeTimeout)
-                    .onFailure(failure -> LOG.warn("Idem listener '{}' trouble", name, failure))
-                    .build();
-            consumer.start();
-            // The listener's own dead-letter producer closes once no record can publish any more.
-            CompletionStage<Void> released = consumer.released().whenComplete((done, failure) -> {
-                if (publisher != null) {
-                    publisher.close();
-                }
-            });
-            return new RunningListener(name, Broker.KAFKA, topic, group,
-                    () -> consumer.state() == IdemKafkaConsumer.State.RUNNING || consumer.state() == IdemKafkaConsumer.State.STARTING,
-                    consumer::close, released);
-        } catch (RuntimeException | Error e) {
-            if (publisher != null) {
-                publisher.close();
-            }
-            throw e;
-        }
+        IdemKafkaConsumer<Object> consumer = builder.build();
+        consumer.start();
+        // The consumer closes its dead-letter producer once no record can publish any more.
+        return new RunningListener(name, Broker.KAFKA, topic, group,
+                () -> consumer.state() == IdemKafkaConsumer.State.RUNNING || consumer.state() == IdemKafkaConsumer.State.STARTING,
+                consumer::close, consumer.released());
     }
 
     /** An {@link IdemRocketMqConsumer} for the listener, started. */
@@ -71,9 +52,9 @@ public final class Brokers {
                                            IdempotentProcessor.Builder<Object> processor, String nameServer,
                                            String deadLetterTopic, int concurrency, Duration closeTimeout) {
         IdemRocketMqConsumer.Builder<Object> builder = IdemRocketMqConsumer.builder(nameServer, group, processor)
-                .subscribe(topic, "*").closeGrace(closeTimeout);
+                .subscribe(topic, "*").closeTimeout(closeTimeout);
         if (concurrency > 0) {
-            builder.threads(concurrency);
+            builder.concurrency(concurrency);
         }
         if (!deadLetterTopic.isBlank()) {
             builder.deadLetterRouting(DeadLetterRouting.fixed(deadLetterTopic));

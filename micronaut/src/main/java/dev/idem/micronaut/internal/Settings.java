@@ -79,4 +79,26 @@ public final class Settings {
         return Durations.parse(value).orElseThrow(() -> new ConfigurationException(where
                 + " must be a duration like 30s, 500ms, 2m or PT30S but was '" + value + "'"));
     }
+
+    /** The property's duration, when it is set. */
+    public Optional<Duration> optionalDuration(String property) {
+        return text(property).map(value -> Durations.parse(value).orElseThrow(() -> new ConfigurationException(property
+                + " must be a duration like 30s, 500ms, 2m or PT30S but was '" + value + "'")));
+    }
+
+    /** The property's whole number, when it is set. */
+    public Optional<Integer> optionalInt(String property) {
+        return text(property).map(value -> intSetting(property, 0));
+    }
+
+    /** The property's decimal number, when it is set. */
+    public Optional<Double> optionalDecimal(String property) {
+        return text(property).map(value -> {
+            try {
+                return Double.parseDouble(value.trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigurationException(property + " must be a number like 0.2 but was '" + value + "'");
+            }
+        });
+    }
 }
