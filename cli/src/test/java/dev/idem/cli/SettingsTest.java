@@ -72,7 +72,7 @@ class SettingsTest {
     @Test
     void theReadmesSaslSslProfileGivesTheKafkaClientsTheirSettingsAndATypoIsRefusedByName(@TempDir Path home)
             throws IOException {
-        // The profile shown in README.md, "Operating"
+        // The profile shown in docs/guide/operating.md
         profiles(home, """
                 prod.kafka-bootstrap=kafka-1.prod.example:9093
                 prod.kafka.security.protocol=SASL_SSL

@@ -269,7 +269,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
 
         /**
          * Where metrics go (Micrometer must then be on the class path). Default: no metrics. The
-         * meters are listed in the README.
+         * meters are listed in docs/guide/operating.md.
          */
         public Builder<T> meterRegistry(MeterRegistry meterRegistry) {
             this.meterRegistry = meterRegistry;

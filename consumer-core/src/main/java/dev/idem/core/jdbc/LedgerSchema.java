@@ -49,7 +49,7 @@ final class LedgerSchema {
             return "h2";
         }
         throw new IllegalStateException("no ledger DDL for " + product + " (PostgreSQL, MySQL, MariaDB and H2 "
-                + "are supported); create the table from the PostgreSQL DDL in the README");
+                + "are supported); create the table from the PostgreSQL DDL in docs/guide/operating.md");
     }
 
     /** The DDL script for {@code dialect}, with this table's name. */

@@ -57,17 +57,17 @@ class JdbcEffectLedgerIT {
 
     @Test
     void theReadmeShowsWhatDdlPrintsOnPostgreSql() throws IOException {
-        // The README's block after the line naming this output, as it stands
+        // The guide's block (docs/guide/operating.md) after the line naming this output, as it stands
         String marker = "<!-- output: JdbcEffectLedger.ddl() on PostgreSQL, checked by JdbcEffectLedgerIT -->";
-        List<String> readme = Files.readAllLines(Path.of(System.getProperty("basedir", "."), "..", "README.md"),
+        List<String> readme = Files.readAllLines(Path.of(System.getProperty("basedir", "."), "..", "docs", "guide", "operating.md"),
                 StandardCharsets.UTF_8);
         int fence = readme.indexOf(marker) + 1;
-        assertThat(fence).as("the README line '%s'", marker).isPositive();
+        assertThat(fence).as("the guide's line '%s'", marker).isPositive();
         assertThat(readme.get(fence)).isEqualTo("```sql");
         List<String> rest = readme.subList(fence + 1, readme.size());
         String shown = String.join("\n", rest.subList(0, rest.indexOf("```")));
 
-        assertThat(shown).as("the README's ledger DDL (PostgreSQL)").isEqualTo(ledger.ddl().strip());
+        assertThat(shown).as("the guide's ledger DDL (PostgreSQL)").isEqualTo(ledger.ddl().strip());
     }
 
     @Test

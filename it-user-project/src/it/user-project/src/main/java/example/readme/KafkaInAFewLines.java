@@ -14,7 +14,7 @@ import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** README, "Kafka in a few lines". */
+/** README and docs/guide/kafka.md, "Kafka in a few lines". */
 final class KafkaInAFewLines {
 
     private static final Logger log = LoggerFactory.getLogger(KafkaInAFewLines.class);

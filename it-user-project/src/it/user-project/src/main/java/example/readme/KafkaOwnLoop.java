@@ -10,7 +10,7 @@ import java.time.Duration;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 
-/** README, "Kafka in a few lines": keeping your own poll loop. */
+/** README and docs/guide/kafka.md, "Kafka in a few lines": keeping your own poll loop. */
 final class KafkaOwnLoop {
 
     private volatile boolean running = true;

@@ -12,7 +12,7 @@ import dev.idem.redis.RedisClaimStore;
 import example.inventory.Order;
 import java.util.Map;
 
-/** README, "Kafka share groups". */
+/** docs/guide/kafka.md, "Kafka share groups". */
 final class KafkaShareGroups {
 
     void run(JdbcEffectLedger ledger, RedisClaimStore claims) {

@@ -18,7 +18,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import javax.sql.DataSource;
 import org.redisson.api.RedissonClient;
 
-/** README, "Quick example (consumer-core)". */
+/** docs/guide/core.md, "Quick example (consumer-core)". */
 final class QuickExample {
 
     void run(RedissonClient redisson, DataSource dataSource, DeadLetterPublisher publisher, MeterRegistry meterRegistry,

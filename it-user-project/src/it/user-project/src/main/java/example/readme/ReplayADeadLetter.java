@@ -8,7 +8,7 @@ import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.redis.RedisClaimStore;
 import java.sql.SQLException;
 
-/** README, "Replaying a dead letter". */
+/** docs/guide/failures.md, "Replaying a dead letter". */
 final class ReplayADeadLetter {
 
     void run(RedisClaimStore claims, JdbcEffectLedger ledger) throws SQLException {

@@ -10,7 +10,7 @@ import dev.idem.core.jdbc.TransactionalHandler;
 import dev.idem.redis.RedisClaimStore;
 import example.inventory.Order;
 
-/** README, "RocketMQ in one line": the consumer Idem builds around a handler. */
+/** README and docs/guide/rocketmq.md, "RocketMQ in one line": the consumer Idem builds around a handler. */
 final class RocketMqConsumer {
 
     void run(JdbcEffectLedger ledger, TransactionalHandler<Order> handler, RedisClaimStore claims) {

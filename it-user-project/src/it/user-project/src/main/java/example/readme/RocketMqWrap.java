@@ -10,7 +10,7 @@ import dev.idem.redis.RedisClaimStore;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.exception.MQClientException;
 
-/** README, "RocketMQ in one line": Idem in front of a listener you already have. */
+/** README and docs/guide/rocketmq.md, "RocketMQ in one line": Idem in front of a listener you already have. */
 final class RocketMqWrap {
 
     void run(MessageListenerConcurrently existingListener, RedisClaimStore claims, DedupCheck<Object> ordersTable)

@@ -53,11 +53,27 @@ class ReadmeSnippetsTest {
         return dir;
     }
 
-    private static String readme() throws IOException {
-        String path = System.getProperty("idem.readme");
-        assertTrue(path != null && !path.isBlank(), "system property idem.readme (the README's path) is not set: "
+    /** The README and the guide's pages, by name (README.md, docs/guide/kafka.md, ...). */
+    private static Map<String, String> pages() throws IOException {
+        String readme = System.getProperty("idem.readme");
+        String guide = System.getProperty("idem.guide");
+        assertTrue(readme != null && !readme.isBlank() && guide != null && !guide.isBlank(),
+                "system properties idem.readme (the README's path) and idem.guide (the guide's folder) are not set: "
                 + "run this project through Idem's it-user-project module");
-        return Files.readString(Path.of(path), StandardCharsets.UTF_8);
+        Map<String, String> pages = new java.util.LinkedHashMap<>();
+        pages.put("README.md", Files.readString(Path.of(readme), StandardCharsets.UTF_8));
+        try (Stream<Path> files = Files.list(Path.of(guide))) {
+            for (Path page : files.filter(f -> f.toString().endsWith(".md")).sorted().toList()) {
+                pages.put("docs/guide/" + page.getFileName(), Files.readString(page, StandardCharsets.UTF_8));
+            }
+        }
+        assertTrue(pages.size() > 1, "no pages in the guide folder " + guide);
+        return pages;
+    }
+
+    /** Every page's text, one after another. */
+    private static String readme() throws IOException {
+        return String.join("\n", pages().values());
     }
 
     /** A fenced block of the README and the line before it. */
@@ -111,31 +127,33 @@ class ReadmeSnippetsTest {
     @Test
     void everyJavaAndYamlBlockOfTheReadmeIsCutFromTestedSource() throws IOException {
         List<String> problems = new ArrayList<>();
-        for (Block block : blocks(readme())) {
-            if (!CUT_LANGUAGES.contains(block.language())) {
-                continue;
-            }
-            Matcher marker = MARKER.matcher(block.marker().strip());
-            if (!marker.matches()) {
-                problems.add("README line " + block.line() + ": a " + block.language()
-                        + " block without a line '<!-- snippet: " + PROJECTS
-                        + "<user-project|micronaut-project>/<path>#<tag> -->' before it; write it in one of those "
-                        + "projects' sources and mark it");
-                continue;
-            }
-            String tag = marker.group(3);
-            String file = marker.group(1) + "/" + marker.group(2);
-            Path source = project(marker.group(1)).resolve(marker.group(2));
-            if (!Files.isRegularFile(source)) {
-                problems.add("README line " + block.line() + ": no file " + source);
-                continue;
-            }
-            String expected = regions(Files.readAllLines(source, StandardCharsets.UTF_8), tag);
-            if (expected == null) {
-                problems.add("README line " + block.line() + ": no region '" + tag + "' in " + source);
-            } else if (!expected.equals(block.text())) {
-                problems.add("README line " + block.line() + " differs from " + file + "#" + tag
-                        + "; the README should have:\n```" + block.language() + "\n" + expected + "```");
+        for (Map.Entry<String, String> page : pages().entrySet()) {
+            for (Block block : blocks(page.getValue())) {
+                if (!CUT_LANGUAGES.contains(block.language())) {
+                    continue;
+                }
+                Matcher marker = MARKER.matcher(block.marker().strip());
+                if (!marker.matches()) {
+                    problems.add(page.getKey() + " line " + block.line() + ": a " + block.language()
+                            + " block without a line '<!-- snippet: " + PROJECTS
+                            + "<user-project|micronaut-project>/<path>#<tag> -->' before it; write it in one of those "
+                            + "projects' sources and mark it");
+                    continue;
+                }
+                String tag = marker.group(3);
+                String file = marker.group(1) + "/" + marker.group(2);
+                Path source = project(marker.group(1)).resolve(marker.group(2));
+                if (!Files.isRegularFile(source)) {
+                    problems.add(page.getKey() + " line " + block.line() + ": no file " + source);
+                    continue;
+                }
+                String expected = regions(Files.readAllLines(source, StandardCharsets.UTF_8), tag);
+                if (expected == null) {
+                    problems.add(page.getKey() + " line " + block.line() + ": no region '" + tag + "' in " + source);
+                } else if (!expected.equals(block.text())) {
+                    problems.add(page.getKey() + " line " + block.line() + " differs from " + file + "#" + tag
+                            + "; the README should have:\n```" + block.language() + "\n" + expected + "```");
+                }
             }
         }
         if (!problems.isEmpty()) {
@@ -187,15 +205,17 @@ class ReadmeSnippetsTest {
             }
         }
         List<String> problems = new ArrayList<>();
-        for (Block block : blocks(readme())) {
-            Matcher artifact = IDEM_ARTIFACT.matcher(block.text());
-            while (block.language().equals("xml") && artifact.find()) {
-                if (!built.contains(artifact.group(1))) {
-                    problems.add("README line " + block.line() + ": " + artifact.group(1) + " is none of " + built);
-                }
-                if (artifact.group(2) != null && !artifact.group(2).equals(version)) {
-                    problems.add("README line " + block.line() + ": " + artifact.group(1) + " at " + artifact.group(2)
-                            + ", but Idem's version is " + version);
+        for (Map.Entry<String, String> page : pages().entrySet()) {
+            for (Block block : blocks(page.getValue())) {
+                Matcher artifact = IDEM_ARTIFACT.matcher(block.text());
+                while (block.language().equals("xml") && artifact.find()) {
+                    if (!built.contains(artifact.group(1))) {
+                        problems.add(page.getKey() + " line " + block.line() + ": " + artifact.group(1) + " is none of " + built);
+                    }
+                    if (artifact.group(2) != null && !artifact.group(2).equals(version)) {
+                        problems.add(page.getKey() + " line " + block.line() + ": " + artifact.group(1) + " at " + artifact.group(2)
+                                + ", but Idem's version is " + version);
+                    }
                 }
             }
         }
