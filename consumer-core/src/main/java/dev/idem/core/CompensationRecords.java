@@ -11,7 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes compensation outcomes to the business check ({@link DedupCheck#compensated}), with a few
+ * Writes compensation outcomes to the ledger ({@link EffectLedger#compensated}), with a few
  * tries, and remembers the dead keys whose write failed: their copies write it before they are
  * acknowledged (decision 0036). Thread-safe.
  */
@@ -25,7 +25,7 @@ final class CompensationRecords {
     // Far more dead keys than fail to be recorded at once; a key forgotten is acknowledged as before.
     private static final int MAX_UNRECORDED = 10_000;
 
-    private final DedupCheck<?> check;
+    private final EffectLedger<?> check;
     private final Map<IdempotencyKey, CompensationOutcome> unrecorded = Collections.synchronizedMap(
             new LinkedHashMap<>(16, 0.75f, false) {
                 @Override
@@ -34,7 +34,7 @@ final class CompensationRecords {
                 }
             });
 
-    CompensationRecords(DedupCheck<?> check) {
+    CompensationRecords(EffectLedger<?> check) {
         this.check = check;
     }
 

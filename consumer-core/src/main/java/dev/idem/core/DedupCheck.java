@@ -1,12 +1,10 @@
 package dev.idem.core;
 
-import dev.idem.core.spi.CompensationOutcome;
-import java.time.Duration;
-import java.util.Optional;
-
 /**
  * The business dedup check: the system of record says whether a delivery's effect already exists.
- * This, not the Redis claim, is Idem's guarantee. Implementations are thread-safe.
+ * This, not the Redis claim, is Idem's guarantee: a unique key, a state guard, or Idem's JDBC
+ * ledger. A system of record that also remembers dead letters and compensations implements
+ * {@link EffectLedger}. Implementations are thread-safe.
  *
  * @param <T> payload type
  */
@@ -19,77 +17,6 @@ public interface DedupCheck<T> {
      *                   retried after the backoff), never counted as the message's failure
      */
     boolean alreadyApplied(Delivery<? extends T> delivery) throws Exception;
-
-    /**
-     * Whether {@code handler} records its effects where this check looks. A check that needs the
-     * handler's cooperation (the JDBC ledger) answers false for a handler it does not wrap, so the
-     * processor refuses to build instead of running on Redis alone. Default: true.
-     */
-    default boolean recordedBy(DeliveryHandler<?> handler) {
-        return true;
-    }
-
-    /**
-     * Whether {@code handler} refuses, by itself, every delivery this check would find: it throws
-     * {@link DuplicateEffectException} before it has any effect (the JDBC ledger's transactional
-     * handler inserts its row first, and the row's unique key refuses a second one, even from a
-     * concurrent run). The processor then does not ask {@link #alreadyApplied} before the handler,
-     * which saves a query per message; when the handler refuses, it asks
-     * {@link #compensationPending} as it would after the check. A check that delegates to another
-     * must not forward this if its own {@link #alreadyApplied} looks at more than the delegate does.
-     * Default: false.
-     */
-    default boolean refusesDuplicates(DeliveryHandler<?> handler) {
-        return false;
-    }
-
-    /**
-     * Remembers, in the system of record, that a key was dead-lettered, so that a redelivery after
-     * the claim store lost its record is found here ({@link #alreadyApplied} answers true) and never
-     * runs, dead-letters or compensates again. Called after the dead letter is published and before
-     * the compensation runs; after a throw the key is marked dead all the same (the letter is never
-     * published again for it), the message is not acknowledged, and the delivery that takes the
-     * compensation over runs it and records it with {@link #compensated}. Default: nothing, the
-     * claim store alone remembers.
-     *
-     * @throws Exception if the system of record cannot be written
-     */
-    default void deadLettered(DeadLetter deadLetter) throws Exception {
-    }
-
-    /**
-     * Whether this key was dead-lettered here ({@link #deadLettered}) and no compensation outcome is
-     * recorded for it ({@link #compensated}). Asked only when {@link #alreadyApplied} answered true,
-     * or the handler refused the delivery with a {@link DuplicateEffectException}, for a key the
-     * claim store had no finished record of: the processor then finishes the compensation,
-     * once, so a Redis loss between the dead letter and its compensation does not lose it. Default:
-     * false.
-     *
-     * @throws Exception if the system of record cannot answer: the delivery is deferred
-     */
-    default boolean compensationPending(Delivery<? extends T> delivery) throws Exception {
-        return false;
-    }
-
-    /**
-     * Remembers that the compensation of a key dead-lettered here ran, with its outcome. Called after the hook returned and the claim
-     * store recorded the outcome, and, when that call threw, again for a copy that finds the key
-     * dead: it must be idempotent and must write the key's record when {@link #deadLettered} could
-     * not. A throw leaves the message unacknowledged (it is never run or compensated again; a copy
-     * records it, for up to {@code maxDeferral}). Default: nothing.
-     *
-     * @throws Exception if the system of record cannot be written
-     */
-    default void compensated(DeadLetter deadLetter, CompensationOutcome outcome) throws Exception {
-    }
-
-    /**
-     * How long the check remembers an effect, if it forgets them: the processor refuses a claim
-     * store whose done window outlives it. Default: for ever.
-     */
-    default Optional<Duration> retention() {
-        return Optional.empty();
-    }
 
     /**
      * No business check ("Redis-only"): only the Redis claim protects the effect. No two handlers for

@@ -77,7 +77,7 @@ final class Protocol<T> implements AutoCloseable {
 
     private final String group;
     private final ClaimStore claims;
-    private final DedupCheck<? super T> dedupCheck;
+    private final EffectLedger<? super T> dedupCheck;
     // False when the handler itself refuses what the check would find (the ledger's insert comes first).
     private final boolean checkFirst;
     private final DeliveryHandler<T> handler;
@@ -108,9 +108,9 @@ final class Protocol<T> implements AutoCloseable {
     Protocol(IdempotentProcessor.Builder<T> b, Meters meters) {
         this.group = b.group;
         this.claims = b.claims;
-        this.dedupCheck = b.dedupCheck;
-        this.checkFirst = !b.dedupCheck.refusesDuplicates(b.handler);
-        this.records = new CompensationRecords(b.dedupCheck);
+        this.dedupCheck = EffectLedger.of(b.dedupCheck);
+        this.checkFirst = !dedupCheck.refusesDuplicates(b.handler);
+        this.records = new CompensationRecords(dedupCheck);
         this.handler = b.handler;
         this.interceptor = b.interceptor;
         this.codec = b.codec;

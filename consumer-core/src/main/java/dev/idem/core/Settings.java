@@ -31,14 +31,15 @@ final class Settings {
             throw new IllegalArgumentException("the claim store's doneWindow (" + b.claims.doneWindow()
                     + ") must be >= its attemptsWindow (" + b.claims.attemptsWindow() + ")");
         }
-        b.dedupCheck.retention().ifPresent(retention -> {
+        EffectLedger<?> ledger = EffectLedger.of(b.dedupCheck);
+        ledger.retention().ifPresent(retention -> {
             if (retention.compareTo(b.claims.doneWindow()) < 0) {
                 throw new IllegalArgumentException("the business check's retention (" + retention
                         + ") must be >= the claim store's doneWindow (" + b.claims.doneWindow()
                         + "): the guarantee must outlive the fast path");
             }
         });
-        if (!b.dedupCheck.recordedBy(b.handler)) {
+        if (!ledger.recordedBy(b.handler)) {
             throw new IllegalArgumentException("dedupCheck looks for effects that the handler never records: "
                     + "build the processor with ledger.processor((delivery, transaction) -> ...) so the effect "
                     + "and its ledger row commit together");

@@ -47,7 +47,7 @@ class DeadLetterRecordTest {
     }
 
     /** A business check that remembers dead letters, failing to record compensations while down. */
-    private final DedupCheck<String> check = new DedupCheck<>() {
+    private final EffectLedger<String> check = new EffectLedger<>() {
         @Override
         public boolean alreadyApplied(Delivery<? extends String> delivery) {
             return false;

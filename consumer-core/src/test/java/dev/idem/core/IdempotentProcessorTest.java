@@ -635,7 +635,7 @@ class IdempotentProcessorTest {
                 .build()).hasMessageContaining("attemptsWindow").hasMessageContaining("backoff");
         assertThatThrownBy(() -> builder(handler).claims(doneShorterThanCounts).build())
                 .hasMessageContaining("doneWindow").hasMessageContaining("attemptsWindow");
-        DedupCheck<Object> forgetful = new DedupCheck<>() {
+        EffectLedger<Object> forgetful = new EffectLedger<>() {
             @Override
             public boolean alreadyApplied(Delivery<?> delivery) {
                 return false;
@@ -718,7 +718,7 @@ class IdempotentProcessorTest {
 
     @Test
     void aLedgerCheckWithAHandlerThatNeverWritesTheLedgerIsRefused() {
-        DedupCheck<Object> needsItsHandler = new DedupCheck<>() {
+        EffectLedger<Object> needsItsHandler = new EffectLedger<>() {
             @Override
             public boolean alreadyApplied(Delivery<?> delivery) {
                 return false;

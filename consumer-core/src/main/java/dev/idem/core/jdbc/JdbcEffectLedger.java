@@ -3,7 +3,7 @@ package dev.idem.core.jdbc;
 import dev.idem.core.CheckUnavailableException;
 import dev.idem.core.Compensation;
 import dev.idem.core.DeadLetter;
-import dev.idem.core.DedupCheck;
+import dev.idem.core.EffectLedger;
 import dev.idem.core.Delivery;
 import dev.idem.core.DeliveryHandler;
 import dev.idem.core.DuplicateEffectException;
@@ -50,7 +50,7 @@ import org.slf4j.LoggerFactory;
  *     .group("inventory").codec(PayloadCodec.json(Order.class)) ... .build();
  * }</pre>
  */
-public final class JdbcEffectLedger implements DedupCheck<Object> {
+public final class JdbcEffectLedger implements EffectLedger<Object> {
 
     private static final Logger LOG = LoggerFactory.getLogger(JdbcEffectLedger.class);
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?");
