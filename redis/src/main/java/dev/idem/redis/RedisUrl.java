@@ -22,8 +22,10 @@ import org.redisson.config.SingleServerConfig;
  * redis-cluster://[[user]:password@]host[:6379][,host[:6379]...]
  * </pre>
  * {@code rediss}, {@code rediss-sentinel} and {@code rediss-cluster} use TLS. The user and password
- * are the data nodes'; percent-encode reserved characters in them. Every read goes to the primary:
- * Idem reads what it just wrote.
+ * are the data nodes' (Sentinels that ask for a password get the same one, without the user; a
+ * Sentinel ACL of its own needs a Redisson {@code Config} of your own); percent-encode {@code %},
+ * {@code #}, {@code /}, {@code ,} and {@code ?} in them. Every read goes to the primary: Idem reads
+ * what it just wrote, and no idle connections are kept to replicas.
  *
  * @param topology    which kind of deployment the URL names
  * @param nodes       the server, the Sentinels or the cluster's seed nodes, as {@code redis://host:port}
@@ -69,15 +71,19 @@ public record RedisUrl(Topology topology, List<String> nodes, String user, Strin
             default -> throw invalid(url, "unknown scheme '" + scheme + "'");
         };
         String rest = url.substring(schemeEnd + 3);
-        String primaryName = null;
-        int hash = rest.indexOf('#');
-        if (hash >= 0) {
-            primaryName = decode(rest.substring(hash + 1));
-            rest = rest.substring(0, hash);
-        }
+        // The credentials end at the last '@': a password may hold '@', '#' or '/', a host never does.
         int at = rest.lastIndexOf('@');
         String userInfo = at < 0 ? null : rest.substring(0, at);
         rest = rest.substring(at + 1);
+        if (rest.indexOf('?') >= 0) {
+            throw invalid(url, "query parameters are not supported");
+        }
+        String primaryName = null;
+        int hash = rest.indexOf('#');
+        if (hash >= 0) {
+            primaryName = decode(url, rest.substring(hash + 1));
+            rest = rest.substring(0, hash);
+        }
         int slash = rest.indexOf('/');
         int database = 0;
         if (slash >= 0) {
@@ -88,6 +94,9 @@ public record RedisUrl(Topology topology, List<String> nodes, String user, Strin
                     database = Integer.parseInt(path);
                 } catch (NumberFormatException e) {
                     throw invalid(url, "the database '" + path + "' is not a number");
+                }
+                if (database < 0) {
+                    throw invalid(url, "the database must be >= 0 but was " + database);
                 }
             }
         }
@@ -108,16 +117,26 @@ public record RedisUrl(Topology topology, List<String> nodes, String user, Strin
         String password = null;
         if (userInfo != null) {
             int colon = userInfo.indexOf(':');
-            user = colon < 0 ? null : decode(userInfo.substring(0, colon));
-            password = decode(colon < 0 ? userInfo : userInfo.substring(colon + 1));
+            user = colon < 0 ? null : decode(url, userInfo.substring(0, colon));
+            password = decode(url, colon < 0 ? userInfo : userInfo.substring(colon + 1));
             user = user == null || user.isEmpty() ? null : user;
+            password = password.isEmpty() ? null : password;
         }
         return new RedisUrl(topology, nodes, user, password, database, primaryName);
     }
 
     /** {@code url} without its credentials, for messages and logs. */
     public static String redacted(String url) {
-        return url == null ? "" : url.replaceAll("//[^@/]*@", "//");
+        if (url == null) {
+            return "";
+        }
+        int at = url.lastIndexOf('@');
+        if (at < 0) {
+            return url;
+        }
+        int schemeEnd = url.indexOf("://");
+        return schemeEnd >= 0 && schemeEnd < at ? url.substring(0, schemeEnd + 3) + url.substring(at + 1)
+                : url.substring(at + 1);
     }
 
     /** The Redisson configuration this URL stands for, with Redisson's defaults otherwise. */
@@ -136,12 +155,14 @@ public record RedisUrl(Topology topology, List<String> nodes, String user, Strin
             case SINGLE -> config.useSingleServer().setAddress(nodes.get(0)).setDatabase(database);
             case SENTINEL -> {
                 SentinelServersConfig sentinel = config.useSentinelServers().setMasterName(primaryName)
-                        .setDatabase(database).setReadMode(ReadMode.MASTER);
+                        .setDatabase(database).setReadMode(ReadMode.MASTER).setSlaveConnectionMinimumIdleSize(0)
+                        .setCheckSentinelsList(nodes.size() > 1);
                 sentinel.setSentinelAddresses(nodes);
                 yield sentinel;
             }
             case CLUSTER -> {
-                ClusterServersConfig cluster = config.useClusterServers().setReadMode(ReadMode.MASTER);
+                ClusterServersConfig cluster = config.useClusterServers().setReadMode(ReadMode.MASTER)
+                        .setSlaveConnectionMinimumIdleSize(0);
                 cluster.setNodeAddresses(nodes);
                 yield cluster;
             }
@@ -159,20 +180,38 @@ public record RedisUrl(Topology topology, List<String> nodes, String user, Strin
     }
 
     private static List<String> nodes(String url, String hosts, boolean tls, int defaultPort) {
-        if (hosts.isEmpty()) {
+        if (hosts.isBlank()) {
             throw invalid(url, "no host");
         }
         List<String> nodes = new ArrayList<>();
-        for (String host : hosts.split(",")) {
+        for (String part : hosts.split(",", -1)) {
+            String host = part.strip();
             String name = host;
             int port = defaultPort;
             int colon = host.lastIndexOf(':');
-            if (colon >= 0 && !host.endsWith("]")) {
+            if (host.startsWith("[")) {
+                int close = host.indexOf(']');
+                if (close < 0) {
+                    throw invalid(url, "an IPv6 host without its closing ']' in '" + host + "'");
+                }
+                name = host.substring(0, close + 1);
+                colon = host.length() > close + 1 && host.charAt(close + 1) == ':' ? close + 1 : -1;
+                if (colon < 0 && host.length() > close + 1) {
+                    throw invalid(url, "'" + host + "' is not host[:port]");
+                }
+            } else if (colon >= 0 && host.indexOf(':') != colon) {
+                throw invalid(url, "an IPv6 host must be in brackets, as [::1]:6379, not '" + host + "'");
+            } else if (colon >= 0) {
                 name = host.substring(0, colon);
+            }
+            if (colon >= 0) {
                 try {
                     port = Integer.parseInt(host.substring(colon + 1));
                 } catch (NumberFormatException e) {
                     throw invalid(url, "the port of '" + host + "' is not a number");
+                }
+                if (port < 1 || port > 65535) {
+                    throw invalid(url, "the port of '" + host + "' is not between 1 and 65535");
                 }
             }
             if (name.isEmpty()) {
@@ -183,8 +222,12 @@ public record RedisUrl(Topology topology, List<String> nodes, String user, Strin
         return nodes;
     }
 
-    private static String decode(String part) {
-        return URLDecoder.decode(part.replace("+", "%2B"), StandardCharsets.UTF_8);
+    private static String decode(String url, String part) {
+        try {
+            return URLDecoder.decode(part.replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            throw invalid(url, "a '%' in the user, the password or the primary name is not followed by two hex digits");
+        }
     }
 
     private static IllegalArgumentException invalid(String url, String why) {

@@ -60,6 +60,39 @@ class RedisUrlTest {
     }
 
     @Test
+    void aPasswordHoldingReservedCharactersUnencodedIsStillTheWholePassword() {
+        assertThat(RedisUrl.parse("redis://u:pa#ss@cache:6379").password()).isEqualTo("pa#ss");
+        assertThat(RedisUrl.parse("redis-sentinel://admin:6380#x@h1,h2#orders")).satisfies(url -> {
+            assertThat(url.password()).isEqualTo("6380#x");
+            assertThat(url.primaryName()).isEqualTo("orders");
+            assertThat(url.nodes()).containsExactly("redis://h1:26379", "redis://h2:26379");
+        });
+        assertThat(RedisUrl.parse("redis://u:p@ss/w@cache").password()).isEqualTo("p@ss/w");
+    }
+
+    @Test
+    void noErrorMessageCarriesThePassword() {
+        for (String url : new String[] {"redis://u:hunter2/x@cache:port", "redis://u:hunter2@ss@cache:port",
+                ":hunter2@cache:6379", "redis://u:50%hunter2@cache", "redis-sentinel://u:hunter2@h1,h2"}) {
+            assertThatThrownBy(() -> RedisUrl.parse(url)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageNotContaining("hunter2");
+        }
+        assertThat(RedisUrl.redacted("redis://u:p/w@ss@cache:6379")).isEqualTo("redis://cache:6379");
+    }
+
+    @Test
+    void malformedHostListsAreRefused() {
+        assertThat(RedisUrl.parse("redis-cluster://h1:7000, h2:7001").nodes())
+                .containsExactly("redis://h1:7000", "redis://h2:7001");
+        assertThatThrownBy(() -> RedisUrl.parse("redis-cluster://h1,h2,")).hasMessageContaining("empty host");
+        assertThatThrownBy(() -> RedisUrl.parse("redis://::1")).hasMessageContaining("in brackets");
+        assertThatThrownBy(() -> RedisUrl.parse("redis://h:70000")).hasMessageContaining("between 1 and 65535");
+        assertThatThrownBy(() -> RedisUrl.parse("redis://h/-1")).hasMessageContaining(">= 0");
+        assertThatThrownBy(() -> RedisUrl.parse("redis://h?timeout=1")).hasMessageContaining("query");
+        assertThat(RedisUrl.parse("redis://u:@h").password()).isNull();
+    }
+
+    @Test
     void toStringKeepsThePasswordOut() {
         assertThat(RedisUrl.parse("redis://u:hunter2@h").toString()).doesNotContain("hunter2");
     }

@@ -120,7 +120,34 @@ public final class LocalRedisCluster implements AutoCloseable {
 
     /** The index of the node that served {@code slot} when the cluster formed. */
     public int nodeOf(int slot) {
-        return slot * ports.size() / SLOTS;
+        int masters = ports.size();
+        for (int i = 0; i < masters; i++) {
+            if (slot < (i + 1) * SLOTS / masters) {
+                return i;
+            }
+        }
+        throw new IllegalArgumentException("slot must be below " + SLOTS + " but was " + slot);
+    }
+
+    /** The index of the node that serves {@code slot} now (after any migration), as node 0 sees it. */
+    public int ownerOf(int slot) {
+        for (String line : call(ports.get(0), "CLUSTER", "NODES").split("\n")) {
+            String[] fields = line.trim().split(" ");
+            for (int i = 8; i < fields.length; i++) {
+                String range = fields[i];
+                if (range.startsWith("[")) {
+                    continue;   // a migration in progress, not an owned range
+                }
+                int dash = range.indexOf('-');
+                int from = Integer.parseInt(dash < 0 ? range : range.substring(0, dash));
+                int to = Integer.parseInt(dash < 0 ? range : range.substring(dash + 1));
+                if (slot >= from && slot <= to) {
+                    int port = Integer.parseInt(fields[1].substring(fields[1].indexOf(':') + 1, fields[1].indexOf('@')));
+                    return ports.indexOf(port);
+                }
+            }
+        }
+        throw new IllegalStateException("no node of the cluster serves slot " + slot);
     }
 
     /**

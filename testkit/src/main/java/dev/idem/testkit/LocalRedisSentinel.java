@@ -30,6 +30,8 @@ public final class LocalRedisSentinel implements AutoCloseable {
     private static final long READY_TIMEOUT_MILLIS = 30_000;
 
     private final List<Process> processes = new ArrayList<>();
+    // Kills the processes if the JVM ends without close(): no redis-server outlives its test run.
+    private final Thread reaper = new Thread(() -> processes.forEach(Process::destroyForcibly), "redis-sentinel-reaper");
     private final List<Integer> sentinelPorts = new ArrayList<>();
     private Process primary;
     private int primaryPort;
@@ -51,6 +53,7 @@ public final class LocalRedisSentinel implements AutoCloseable {
             throw new IllegalStateException("redis-server is not on the PATH; install Redis to run Sentinel tests");
         }
         LocalRedisSentinel set = new LocalRedisSentinel();
+        Runtime.getRuntime().addShutdownHook(set.reaper);
         try {
             Path dir = Files.createTempDirectory(Files.createDirectories(workDir), "sentinel-");
             set.primaryPort = Ports.free();
@@ -104,11 +107,25 @@ public final class LocalRedisSentinel implements AutoCloseable {
         return Integer.parseInt(address[1]);
     }
 
+    /** The replica's port, to read what it holds (while replication is held, what a failover keeps). */
+    public int replicaPort() {
+        return replicaPort;
+    }
+
     /**
      * Stops replicating: from now on the primary's writes reach no replica (the replica still
-     * answers, and its link still reads as up).
+     * answers, and its link still reads as up). Use it within two minutes of {@link #start}: after
+     * the Sentinels' failover timeout they point the replica at the primary itself, around the
+     * proxy, and this then fails rather than hold nothing.
+     *
+     * @throws IllegalStateException if the replica no longer replicates through the proxy
      */
     public void holdReplication() {
+        String info = Resp.call(replicaPort, "INFO", "replication");
+        if (!info.contains("master_port:" + replication.port())) {
+            throw new IllegalStateException("the replica no longer replicates through the proxy (the Sentinels "
+                    + "reconfigured it): replication cannot be held; " + info.replace("\r\n", ", "));
+        }
         replication.hold();
     }
 
@@ -162,6 +179,11 @@ public final class LocalRedisSentinel implements AutoCloseable {
 
     @Override
     public void close() {
+        try {
+            Runtime.getRuntime().removeShutdownHook(reaper);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook runs anyway
+        }
         if (replication != null) {
             replication.close();
         }

@@ -64,6 +64,10 @@ public final class HoldingProxy implements AutoCloseable {
             try {
                 Socket client = server.accept();
                 sockets.add(client);
+                if (server.isClosed()) {
+                    closeQuietly(client);
+                    return;
+                }
                 try {
                     Socket upstream = new Socket(InetAddress.getLoopbackAddress(), upstreamPort);
                     sockets.add(upstream);
