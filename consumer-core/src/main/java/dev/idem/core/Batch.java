@@ -16,9 +16,9 @@ package dev.idem.core;
 public final class Batch<T> implements AutoCloseable {
 
     private final Protocol<T> protocol;
-    private final Protocol.Round<T> round;
+    private final Round<T> round;
 
-    Batch(Protocol<T> protocol, Protocol.Round<T> round) {
+    Batch(Protocol<T> protocol, Round<T> round) {
         this.protocol = protocol;
         this.round = round;
     }

@@ -1,0 +1,61 @@
+package dev.idem.core;
+
+import dev.idem.core.internal.LeaseRenewer;
+import dev.idem.core.internal.Prepared;
+import dev.idem.core.spi.Claim;
+import dev.idem.core.spi.ClaimStoreException;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * One batch's state on its trip through the {@link Protocol}: its messages and their claims, the
+ * claims held for it, what ran, what settled, and what waits for its completion.
+ *
+ * @param <T> payload type
+ */
+final class Round<T> {
+
+    final String owner;
+    final List<Prepared<T>> items;
+    final Map<IdempotencyKey, Claim> claims;
+    final ClaimStoreException claimFailure;
+    final LeaseRenewer.Held held;
+    // Sized for the batch: growing them showed in profiles of 500-record polls.
+    final Map<IdempotencyKey, Object> settled;
+    final Set<IdempotencyKey> started;
+    final Set<IdempotencyKey> toComplete;
+    // When the oldest finished key still waiting for its completion finished (guarded by this).
+    long waitingSinceNanos;
+    // Messages running now (guarded by this): renewal stops only once none runs.
+    int running;
+    // Messages run under the read lock; close takes the write lock, so it waits for them.
+    final ReadWriteLock lock = new ReentrantReadWriteLock();
+    volatile boolean closed;
+
+    Round(String owner, List<Prepared<T>> items, Map<IdempotencyKey, Claim> claims,
+          ClaimStoreException claimFailure, LeaseRenewer.Held held) {
+        this.owner = owner;
+        this.items = items;
+        this.claims = claims;
+        this.claimFailure = claimFailure;
+        this.held = held;
+        this.settled = new ConcurrentHashMap<>(items.size());
+        this.started = ConcurrentHashMap.newKeySet(items.size());
+        this.toComplete = ConcurrentHashMap.newKeySet(items.size());
+    }
+
+    int size() {
+        return items.size();
+    }
+
+    /** Takes the finished keys waiting for their completion; call it holding this round's monitor. */
+    List<IdempotencyKey> takeWaiting() {
+        List<IdempotencyKey> now = List.copyOf(toComplete);
+        toComplete.clear();
+        return now;
+    }
+}
