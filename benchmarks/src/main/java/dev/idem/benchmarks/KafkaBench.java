@@ -1,5 +1,6 @@
 package dev.idem.benchmarks;
 
+import dev.idem.core.ConsumerState;
 import dev.idem.core.DedupCheck;
 import dev.idem.core.DeliveryHandler;
 import dev.idem.core.IdempotentProcessor;
@@ -195,7 +196,7 @@ final class KafkaBench {
                 .topics(topic).build()) {
             consumer.start();
             long waiting = System.nanoTime();
-            while (consumer.state() != IdemKafkaConsumer.State.RUNNING) {
+            while (consumer.state() != ConsumerState.RUNNING) {
                 if (System.nanoTime() - waiting > Duration.ofSeconds(60).toNanos()) {
                     throw new IllegalStateException("Idem's consumer did not join its group", consumer.failure());
                 }

@@ -1,5 +1,6 @@
 package dev.idem.benchmarks;
 
+import dev.idem.core.ConsumerState;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idem.core.IdempotentProcessor;
@@ -258,7 +259,7 @@ final class PgBench {
                 .topics(topic).concurrency(WORKERS).build()) {
             consumer.start();
             long waiting = System.nanoTime();
-            while (consumer.state() != IdemKafkaConsumer.State.RUNNING) {
+            while (consumer.state() != ConsumerState.RUNNING) {
                 if (System.nanoTime() - waiting > Duration.ofSeconds(60).toNanos()) {
                     throw new IllegalStateException("Idem's consumer did not join its group", consumer.failure());
                 }

@@ -14,7 +14,7 @@ class DistributionIT {
     @Test
     void theTarballUnpacksIntoOneFolderWithTheLauncherAndItsLibraries() throws Exception {
         Path folder = Path.of(System.getProperty("idem.cli.distribution"));
-        Path tarball = folder.resolveSibling(folder.getFileName() + ".tar.gz");
+        Path tarball = folder.resolveSibling(folder.getFileName() + "-bin.tar.gz");
         assertThat(tarball).exists();
 
         Process tar = new ProcessBuilder("tar", "tzf", tarball.toString()).redirectErrorStream(true).start();

@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import dev.idem.core.ConsumerState;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
@@ -50,19 +51,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class IdemKafkaConsumer<T> implements AutoCloseable {
 
-    /** Where the consumer is in its life; {@link #RUNNING} is the healthy state. */
-    public enum State {
-        /** Built, not started. */
-        NEW,
-        /** Started, not yet a member of its group (see {@link IdemKafkaConsumer#failure()} if it stays here). */
-        STARTING,
-        /** A member of its group, polling. */
-        RUNNING,
-        /** Closed. */
-        STOPPED,
-        /** Stopped by a failure it cannot recover from: {@link IdemKafkaConsumer#failure()}. */
-        FAILED
-    }
 
     private static final Logger LOG = LoggerFactory.getLogger(IdemKafkaConsumer.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
@@ -77,7 +65,7 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
     private final Consumer<Throwable> onFailure;
     private final AtomicBoolean released = new AtomicBoolean();
     private final CompletableFuture<Void> idle = new CompletableFuture<>();
-    private volatile State state = State.NEW;
+    private volatile ConsumerState state = ConsumerState.NEW;
     private volatile Throwable failure;
     private boolean started;
     private boolean closed;
@@ -145,17 +133,17 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
             throw new IllegalStateException("consumer already started");
         }
         started = true;
-        state = State.STARTING;
+        state = ConsumerState.STARTING;
         pollThread.start();
     }
 
-    /** Where the consumer is in its life: {@link State#RUNNING} when healthy. */
-    public State state() {
+    /** Where the consumer is in its life: {@link ConsumerState#RUNNING} when healthy. */
+    public ConsumerState state() {
         return state;
     }
 
     /**
-     * The failure that stopped the consumer ({@link State#FAILED}), or else the latest one it
+     * The failure that stopped the consumer ({@link ConsumerState#FAILED}), or else the latest one it
      * survived (a failed commit, a record's escaped error, no group membership yet), or null.
      */
     public Throwable failure() {
@@ -174,8 +162,8 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
 
     /** Whether the consumer is started and neither closed nor failed. */
     public boolean isRunning() {
-        State now = state;
-        return now == State.STARTING || now == State.RUNNING;
+        ConsumerState now = state;
+        return now == ConsumerState.STARTING || now == ConsumerState.RUNNING;
     }
 
     /**
@@ -200,7 +188,7 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
                 KafkaClients.close(consumer, Duration.ZERO);
             } finally {
                 release();
-                state = State.STOPPED;
+                state = ConsumerState.STOPPED;
             }
             return;
         }
@@ -237,8 +225,8 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
     private final class Events implements PollLoop.Events {
         @Override
         public void joined() {
-            if (state == State.STARTING) {
-                state = State.RUNNING;
+            if (state == ConsumerState.STARTING) {
+                state = ConsumerState.RUNNING;
             }
         }
 
@@ -246,7 +234,7 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
         public void failed(Throwable cause, boolean fatal) {
             failure = cause;
             if (fatal) {
-                state = State.FAILED;
+                state = ConsumerState.FAILED;
             }
             try {
                 onFailure.accept(cause);
@@ -257,8 +245,8 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
 
         @Override
         public void ended() {
-            if (state != State.FAILED) {
-                state = State.STOPPED;
+            if (state != ConsumerState.FAILED) {
+                state = ConsumerState.STOPPED;
             }
         }
     }
@@ -322,7 +310,7 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
         /**
          * Told about every failure outside Idem's outcomes: one it survives (a failed commit, a
          * record's escaped error, no group membership after the join timeout) or the one that stops
-         * the consumer ({@link #state()} is then {@link State#FAILED}). Called on Idem's threads; keep it quick.
+         * the consumer ({@link #state()} is then {@link ConsumerState#FAILED}). Called on Idem's threads; keep it quick.
          */
         public Builder<T> onFailure(Consumer<Throwable> onFailure) {
             this.onFailure = onFailure;

@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import dev.idem.core.ConsumerState;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -27,17 +28,17 @@ class IdemKafkaConsumerHealthTest {
                         "127.0.0.1:1", "group.id", "inventory"), processor)
                 .topics("orders").joinTimeout(Duration.ofSeconds(1)).onFailure(heard::add).build();
         try {
-            assertThat(consumer.state()).isEqualTo(IdemKafkaConsumer.State.NEW);
+            assertThat(consumer.state()).isEqualTo(ConsumerState.NEW);
             consumer.start();
 
             await().atMost(Duration.ofSeconds(20)).until(() -> consumer.failure() != null);
 
             assertThat(consumer.failure()).hasMessageContaining("bootstrap.servers=127.0.0.1:1");
             assertThat(heard).containsExactly(consumer.failure());
-            assertThat(consumer.state()).isEqualTo(IdemKafkaConsumer.State.STARTING);
+            assertThat(consumer.state()).isEqualTo(ConsumerState.STARTING);
         } finally {
             consumer.close();
         }
-        assertThat(consumer.state()).isEqualTo(IdemKafkaConsumer.State.STOPPED);
+        assertThat(consumer.state()).isEqualTo(ConsumerState.STOPPED);
     }
 }

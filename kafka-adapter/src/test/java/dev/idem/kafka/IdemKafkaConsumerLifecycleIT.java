@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import dev.idem.core.ConsumerState;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -82,7 +83,7 @@ class IdemKafkaConsumerLifecycleIT {
             Duration closing = Duration.ofNanos(System.nanoTime() - started);
 
             assertThat(closing).isLessThan(Duration.ofMillis(2_500));
-            assertThat(consumer.state()).isEqualTo(IdemKafkaConsumer.State.STOPPED);
+            assertThat(consumer.state()).isEqualTo(ConsumerState.STOPPED);
             await().atMost(DRAIN).until(() -> scenario.compensated.size() == 1);
             assertThat(scenario.readAll(scenario.topic + ".DLT")).hasSize(1);
         }
@@ -128,7 +129,7 @@ class IdemKafkaConsumerLifecycleIT {
             // The processor counts it as the record's failure and retries it: nothing escapes to the
             // consumer, which keeps running.
             assertThat(heard).isEmpty();
-            assertThat(consumer.state()).isEqualTo(IdemKafkaConsumer.State.RUNNING);
+            assertThat(consumer.state()).isEqualTo(ConsumerState.RUNNING);
             assertThat(scenario.effects()).isEqualTo(3);
             assertThat(scenario.calls(deep)).isEqualTo(2);
         }

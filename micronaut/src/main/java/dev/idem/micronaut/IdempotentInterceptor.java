@@ -275,7 +275,7 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
 
     private RedisClaimStore claims() {
         if (claims == null) {
-            claims = context.getBean(IdemListeners.class).claimStore();
+            claims = context.getBean(IdemResources.class).claimStore();
         }
         return claims;
     }

@@ -1,5 +1,6 @@
 package dev.idem.rocketmq;
 
+import dev.idem.core.ConsumerState;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
@@ -118,9 +119,22 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
         }
     }
 
-    /** The underlying consumer, for reading its state. Change its settings with {@link Builder#client}. */
+    /** The underlying consumer. Change its settings with {@link Builder#client}. */
     public DefaultMQPushConsumer consumer() {
         return consumer;
+    }
+
+    /**
+     * Where the consumer is in its life, as every Idem consumer says it: {@link ConsumerState#RUNNING}
+     * when healthy. Read from the RocketMQ client's service state.
+     */
+    public ConsumerState state() {
+        return switch (consumer.getDefaultMQPushConsumerImpl().getServiceState()) {
+            case CREATE_JUST -> ConsumerState.NEW;
+            case RUNNING -> ConsumerState.RUNNING;
+            case SHUTDOWN_ALREADY -> ConsumerState.STOPPED;
+            case START_FAILED -> ConsumerState.FAILED;
+        };
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.idem.rocketmq;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.ConsumerState;
 import dev.idem.core.DedupCheck;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.KeySource;
@@ -167,6 +168,7 @@ class IdemRocketMqSettingsTest {
             consumer.consumer().getAllocateMessageQueueStrategy().allocate("inventory", client, queues, listed)
                     .forEach(queue -> owners.computeIfAbsent(queue, q -> new ArrayList<>()).add(client));
         }
+        assertThat(consumer.state()).as("built, not started").isEqualTo(ConsumerState.NEW);
         consumer.close();
 
         assertThat(owners).as("queues with a consumer").hasSize(queues.size());

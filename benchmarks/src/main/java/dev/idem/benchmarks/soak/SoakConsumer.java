@@ -1,5 +1,6 @@
 package dev.idem.benchmarks.soak;
 
+import dev.idem.core.ConsumerState;
 import dev.idem.core.Backoff;
 import dev.idem.core.DedupCheck;
 import dev.idem.core.IdempotentProcessor;
@@ -107,10 +108,10 @@ public final class SoakConsumer {
                 .build();
         consumer.start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (consumer.state() != IdemKafkaConsumer.State.RUNNING && System.nanoTime() < deadline) {
+        while (consumer.state() != ConsumerState.RUNNING && System.nanoTime() < deadline) {
             TimeUnit.MILLISECONDS.sleep(50);
         }
-        if (consumer.state() != IdemKafkaConsumer.State.RUNNING) {
+        if (consumer.state() != ConsumerState.RUNNING) {
             throw new IllegalStateException("Kafka consumer not running after 60 s: " + consumer.state(),
                     consumer.failure());
         }

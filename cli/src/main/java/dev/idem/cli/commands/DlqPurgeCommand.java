@@ -9,7 +9,6 @@ import dev.idem.cli.ops.ReplayRecord;
 import dev.idem.cli.ops.ReplayRecords;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /**
  * {@code idem dlq purge}: marks entries as dealt with. Neither broker deletes one message (Kafka only
@@ -26,22 +25,13 @@ final class DlqPurgeCommand extends Subcommand {
     @Mixin
     FilterOptions filter;
 
-    @Option(names = "--all", description = "Every entry (no other filter needed)")
-    boolean all;
-
-    @Option(names = "--dry-run", description = "Show what would be purged; change nothing")
-    boolean dryRun;
-
-    @Option(names = "--yes", description = "Purge")
-    boolean yes;
-
-    @Option(names = "--limit", paramLabel = "<n>", description = "At most n entries")
-    int limit = Integer.MAX_VALUE;
+    @Mixin
+    ChangeOptions change;
 
     @Override
     int execute() {
         try (Connections connections = connect(); DeadLetterTopic dlt = connections.topic(topic.broker)) {
-            Selection selection = Selection.of(spec, connections, dlt, topic.topic, filter, all, limit);
+            Selection selection = Selection.of(spec, connections, dlt, topic.topic, filter, change.all, change.limit);
             Table table = new Table("ENTRY", "KEY", "ORIGINAL TOPIC", "FAILED AT");
             selection.letters().forEach(l -> table.row(l.entry(), l.idempotencyKey(), l.originalTopic(), l.failedAt()));
             int count = selection.letters().size();
@@ -50,12 +40,12 @@ final class DlqPurgeCommand extends Subcommand {
                         + " scanned; purged entries are left out)");
                 return Idem.OK;
             }
-            if (dryRun) {
+            if (change.dryRun) {
                 table.print(out());
                 out().println("dry run: " + entries(count) + " would be purged; nothing was changed");
                 return Idem.OK;
             }
-            confirm(yes, "purge marks " + entries(count) + " of " + topic.topic + " as dealt with");
+            confirm(change.yes, "purge marks " + entries(count) + " of " + topic.topic + " as dealt with");
             Replay replay = new Replay(connections, dlt, topic.topic, environment());
             ReplayRecords records = connections.records();
             for (Letter letter : selection.letters()) {

@@ -29,14 +29,8 @@ final class DlqReplayCommand extends Subcommand {
     @Mixin
     FilterOptions filter;
 
-    @Option(names = "--all", description = "Every entry (no other filter needed)")
-    boolean all;
-
-    @Option(names = "--dry-run", description = "Show what would be sent; send nothing")
-    boolean dryRun;
-
-    @Option(names = "--yes", description = "Send")
-    boolean yes;
+    @Mixin
+    ChangeOptions change;
 
     @Option(names = "--force", description = "Send entries replayed before, and keys whose compensation is pending")
     boolean force;
@@ -44,13 +38,10 @@ final class DlqReplayCommand extends Subcommand {
     @Option(names = "--rate", paramLabel = "<n>", description = "At most n messages a second")
     double rate;
 
-    @Option(names = "--limit", paramLabel = "<n>", description = "At most n messages")
-    int limit = Integer.MAX_VALUE;
-
     @Override
     int execute() {
         try (Connections connections = connect(); DeadLetterTopic dlt = connections.topic(topic.broker)) {
-            Selection selection = Selection.of(spec, connections, dlt, topic.topic, filter, all, limit);
+            Selection selection = Selection.of(spec, connections, dlt, topic.topic, filter, change.all, change.limit);
             if (selection.letters().isEmpty()) {
                 out().println("no entry of " + topic.topic + " matches (" + selection.scan().scanned()
                         + " scanned; purged entries are left out)");
@@ -60,7 +51,7 @@ final class DlqReplayCommand extends Subcommand {
             List<Replay.Plan> plans = Replay.oncePerKey(selection.letters().stream()
                     .map(l -> replay.plan(l, selection.previous(l), force)).toList());
             long sending = plans.stream().filter(Replay.Plan::send).count();
-            if (dryRun) {
+            if (change.dryRun) {
                 Table table = new Table("ENTRY", "KEY", "ORIGINAL TOPIC", "WOULD", "WHY");
                 plans.forEach(p -> table.row(p.letter().entry(), p.letter().idempotencyKey(), p.letter().originalTopic(),
                         p.send() ? "send" : "refuse", p.note()));
@@ -69,7 +60,7 @@ final class DlqReplayCommand extends Subcommand {
                         + " refused; nothing was sent");
                 return Idem.OK;
             }
-            confirm(yes, "replay sends " + sending + " message(s) to their original topics (--dry-run shows them)");
+            confirm(change.yes, "replay sends " + sending + " message(s) to their original topics (--dry-run shows them)");
             if (connections.ledger().isEmpty()) {
                 err().println("note: no --jdbc-url: a guarded consumer's ledger still remembers dead keys and will "
                         + "report their replays as duplicates");

@@ -1,5 +1,6 @@
 package dev.idem.kafka.share;
 
+import dev.idem.core.ConsumerState;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
@@ -54,19 +55,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
 
-    /** Where the consumer is in its life; {@link #RUNNING} is the healthy state. */
-    public enum State {
-        /** Built, not started. */
-        NEW,
-        /** Started, its first poll not yet through. */
-        STARTING,
-        /** Polling. */
-        RUNNING,
-        /** Closed. */
-        STOPPED,
-        /** Stopped by a failure it cannot recover from: {@link IdemKafkaShareConsumer#failure()}. */
-        FAILED
-    }
 
     private static final Logger LOG = LoggerFactory.getLogger(IdemKafkaShareConsumer.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
@@ -86,7 +74,7 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
     private final Consumer<Throwable> onFailure;
     private final AtomicBoolean released = new AtomicBoolean();
     private final CompletableFuture<Void> idle = new CompletableFuture<>();
-    private volatile State state = State.NEW;
+    private volatile ConsumerState state = ConsumerState.NEW;
     private volatile Throwable failure;
     private ShareLoop<T> loop;
     private Thread pollThread;
@@ -151,19 +139,19 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
         }
         limit = LiveDeliveryLimit.start(adminConfig, group, maxAttempts, limitRefresh);
         started = true;
-        state = State.STARTING;
+        state = ConsumerState.STARTING;
         loop = new ShareLoop<>(consumer, composed.processor(), workers,
                 new ShareLoop.Settings(topics, limit, closeTimeout, clock), new Events(), this::release);
         pollThread = new Thread(loop, "idem-kafka-share-" + id + "-poll");
         pollThread.start();
     }
 
-    /** Where the consumer is in its life: {@link State#RUNNING} when healthy. */
-    public State state() {
+    /** Where the consumer is in its life: {@link ConsumerState#RUNNING} when healthy. */
+    public ConsumerState state() {
         return state;
     }
 
-    /** The failure that stopped the consumer ({@link State#FAILED}), or else the latest it survived, or null. */
+    /** The failure that stopped the consumer ({@link ConsumerState#FAILED}), or else the latest it survived, or null. */
     public Throwable failure() {
         return failure;
     }
@@ -180,8 +168,8 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
 
     /** Whether the consumer is started and neither closed nor failed. */
     public boolean isRunning() {
-        State now = state;
-        return now == State.STARTING || now == State.RUNNING;
+        ConsumerState now = state;
+        return now == ConsumerState.STARTING || now == ConsumerState.RUNNING;
     }
 
     /**
@@ -204,7 +192,7 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
                 consumer.close(Duration.ZERO);
             } finally {
                 release();
-                state = State.STOPPED;
+                state = ConsumerState.STOPPED;
             }
             return;
         }
@@ -245,8 +233,8 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
     private final class Events implements ShareLoop.Events {
         @Override
         public void joined() {
-            if (state == State.STARTING) {
-                state = State.RUNNING;
+            if (state == ConsumerState.STARTING) {
+                state = ConsumerState.RUNNING;
             }
         }
 
@@ -254,7 +242,7 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
         public void failed(Throwable cause, boolean fatal) {
             failure = cause;
             if (fatal) {
-                state = State.FAILED;
+                state = ConsumerState.FAILED;
             }
             try {
                 onFailure.accept(cause);
@@ -265,8 +253,8 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
 
         @Override
         public void ended() {
-            if (state != State.FAILED) {
-                state = State.STOPPED;
+            if (state != ConsumerState.FAILED) {
+                state = ConsumerState.STOPPED;
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.idem.kafka.share;
 
+import dev.idem.core.ConsumerState;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -125,7 +126,7 @@ class IdemKafkaShareConsumerIT {
                 assertThatThrownBy(consumer::start).isInstanceOf(IllegalArgumentException.class)
                         .hasMessageContaining("share.delivery.count.limit of share group '" + scenario.group
                                 + "' is 6 but must be >= maxAttempts + 2 = 7");
-                assertThat(consumer.state()).isEqualTo(IdemKafkaShareConsumer.State.NEW);
+                assertThat(consumer.state()).isEqualTo(ConsumerState.NEW);
             } finally {
                 consumer.close();
             }
@@ -218,7 +219,7 @@ class IdemKafkaShareConsumerIT {
             // Renewed, the record never reached the other member (which would have found it busy).
             assertThat(scenario.outcomes).noneMatch(outcome -> outcome instanceof Outcome.Busy);
             assertThat(scenario.outcomes).hasSize(1);
-            assertThat(first.state()).isEqualTo(IdemKafkaShareConsumer.State.RUNNING);
+            assertThat(first.state()).isEqualTo(ConsumerState.RUNNING);
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.idem.micronaut.internal;
 
+import dev.idem.core.ConsumerState;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.kafka.IdemKafkaConsumer;
@@ -10,7 +11,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.apache.rocketmq.common.ServiceState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,7 +43,7 @@ public final class Brokers {
         consumer.start();
         // The consumer closes its dead-letter producer once no record can publish any more.
         return new RunningListener(name, Broker.KAFKA, topic, group,
-                () -> consumer.state() == IdemKafkaConsumer.State.RUNNING || consumer.state() == IdemKafkaConsumer.State.STARTING,
+                () -> consumer.state() == ConsumerState.RUNNING || consumer.state() == ConsumerState.STARTING,
                 consumer::close, consumer.released());
     }
 
@@ -64,7 +64,7 @@ public final class Brokers {
         // Its close returns once its listener calls ended or were interrupted, and its processor closed.
         CompletableFuture<Void> released = new CompletableFuture<>();
         return new RunningListener(name, Broker.ROCKETMQ, topic, group,
-                () -> consumer.consumer().getDefaultMQPushConsumerImpl().getServiceState() == ServiceState.RUNNING,
+                () -> consumer.state() == ConsumerState.RUNNING,
                 () -> {
                     try {
                         consumer.close();

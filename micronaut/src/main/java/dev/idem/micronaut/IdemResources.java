@@ -1,0 +1,178 @@
+package dev.idem.micronaut;
+
+import dev.idem.core.jdbc.JdbcEffectLedger;
+import dev.idem.core.jdbc.LedgerTransactions;
+import dev.idem.micronaut.internal.MicronautTransactions;
+import dev.idem.micronaut.internal.Settings;
+import dev.idem.redis.RedisClaimStore;
+import dev.idem.redis.RedisUrl;
+import io.micronaut.context.BeanContext;
+import io.micronaut.context.env.Environment;
+import io.micronaut.context.exceptions.ConfigurationException;
+import io.micronaut.core.reflect.ClassUtils;
+import io.micronaut.core.type.Argument;
+import io.micronaut.core.util.StringUtils;
+import jakarta.inject.Singleton;
+import java.sql.Connection;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What every Idem listener and wrapped method shares, made from the configuration on first use:
+ * the Redis client and claim store ({@code idem.redis.*}), the effect ledger ({@code idem.ledger.*})
+ * and the Kafka client settings ({@code idem.kafka.*}). A Redis client Idem made is shut down once
+ * the last record that may still need it has ended.
+ */
+@Singleton
+final class IdemResources {
+
+    private static final Logger LOG = LoggerFactory.getLogger(IdemResources.class);
+    static final Set<String> REDIS_KEYS = Set.of("address", "key-prefix");
+
+    private final BeanContext context;
+    private final Environment environment;
+    private final Settings properties;
+    private RedissonClient ownRedisson;
+    private RedissonClient redisson;
+    private RedisClaimStore claims;
+
+    IdemResources(BeanContext context, Environment environment) {
+        this.context = context;
+        this.environment = environment;
+        this.properties = new Settings(environment);
+    }
+
+    /** The Redis client Idem's claims use, once made. */
+    synchronized Optional<RedissonClient> redisson() {
+        return Optional.ofNullable(redisson);
+    }
+
+    /**
+     * Shuts down the Redis client Idem made, once every one of {@code released} has completed (a
+     * record still running needs Redis for its completion).
+     */
+    synchronized void closeAfter(List<CompletableFuture<Void>> released) {
+        if (ownRedisson != null) {
+            RedissonClient client = ownRedisson;
+            CompletableFuture<Void> all = CompletableFuture.allOf(released.toArray(CompletableFuture[]::new));
+            if (!all.isDone()) {
+                LOG.info("Idem's Redis client closes once the records still running end");
+            }
+            all.whenComplete((done, failure) -> client.shutdown());
+            ownRedisson = null;
+            redisson = null;
+            claims = null;
+        }
+    }
+
+    void checkKeys(String prefix, Set<String> known) {
+        properties.checkKeys(prefix, known, "an Idem setting");
+    }
+
+    /** Idem's Kafka client settings ({@code idem.kafka.*}), {@code bootstrap.servers} required. */
+    Map<String, Object> kafkaSettings() {
+        Map<String, Object> raw = environment.getProperties("idem.kafka",
+                io.micronaut.core.naming.conventions.StringConvention.RAW);
+        Map<String, Object> settings = new HashMap<>();
+        raw.forEach((k, v) -> settings.put(k, v instanceof Collection<?> c
+                ? c.stream().map(String::valueOf).collect(Collectors.joining(",")) : v));
+        Object servers = settings.get("bootstrap.servers");
+        if (servers == null || servers.toString().isBlank()) {
+            throw new ConfigurationException("idem.kafka.bootstrap.servers is required but not set "
+                    + "(idem.kafka.* are the Kafka client's settings)");
+        }
+        settings.putIfAbsent("auto.offset.reset", "earliest");
+        return settings;
+    }
+
+    /** The claim store every listener shares (and {@link Idempotent} wrappers), made on first use. */
+    synchronized RedisClaimStore claimStore() {
+        if (claims == null) {
+            checkKeys("idem.redis", REDIS_KEYS);
+            claims = newClaimStore();
+        }
+        return claims;
+    }
+
+    private RedisClaimStore newClaimStore() {
+        Optional<String> address = environment.getProperty("idem.redis.address", String.class).filter(StringUtils::hasText);
+        if (address.isPresent()) {
+            Config config;
+            try {
+                config = RedisUrl.parse(address.get()).config();
+            } catch (IllegalArgumentException e) {
+                throw new ConfigurationException("idem.redis.address: " + e.getMessage(), e);
+            }
+            try {
+                ownRedisson = Redisson.create(config);
+            } catch (RuntimeException e) {
+                throw new ConfigurationException("idem.redis.address '" + RedisUrl.redacted(address.get())
+                        + "': cannot connect: " + e.getMessage(), e);
+            }
+            redisson = ownRedisson;
+        } else {
+            redisson = context.findBean(RedissonClient.class).orElseThrow(() -> new ConfigurationException(
+                    "idem.redis.address is required but not set (or provide a RedissonClient bean)"));
+        }
+        RedisClaimStore.Builder builder = RedisClaimStore.builder(redisson);
+        environment.getProperty("idem.redis.key-prefix", String.class).ifPresent(builder::keyPrefix);
+        try {
+            return builder.build();
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException("idem.redis.key-prefix: " + e.getMessage(), e);
+        }
+    }
+
+    /** The effect ledger on the application's {@code DataSource}, or null when disabled or there is none. */
+    JdbcEffectLedger ledger() {
+        if (!environment.getProperty("idem.ledger.enabled", Boolean.class).orElse(true)) {
+            return null;
+        }
+        Optional<DataSource> dataSource = context.findBean(DataSource.class);
+        if (dataSource.isEmpty()) {
+            return null;
+        }
+        // Micronaut Data's DataSource bean hands out the current transaction's connection and refuses
+        // outside one; the ledger's checks run outside the handler's transaction, so they use the
+        // pool behind it. The handler's transaction goes through Micronaut's transaction manager.
+        JdbcEffectLedger.Builder builder = JdbcEffectLedger.builder(target(dataSource.get()))
+                .createTable(environment.getProperty("idem.ledger.create-table", Boolean.class).orElse(false));
+        environment.getProperty("idem.ledger.table", String.class).ifPresent(builder::table);
+        transactions().ifPresent(builder::transactions);
+        try {
+            return builder.build();
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException("idem.ledger: " + e.getMessage(), e);
+        }
+    }
+
+    private DataSource target(DataSource dataSource) {
+        if (ClassUtils.isPresent("io.micronaut.jdbc.DataSourceResolver", getClass().getClassLoader())) {
+            return context.findBean(io.micronaut.jdbc.DataSourceResolver.class)
+                    .map(resolver -> resolver.resolve(dataSource)).orElse(dataSource);
+        }
+        return dataSource;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private Optional<LedgerTransactions> transactions() {
+        if (!ClassUtils.isPresent("io.micronaut.transaction.TransactionOperations", getClass().getClassLoader())) {
+            return Optional.empty();
+        }
+        Optional<io.micronaut.transaction.TransactionOperations<Connection>> operations = (Optional) context.findBean(
+                Argument.of(io.micronaut.transaction.TransactionOperations.class, Connection.class));
+        return operations.map(MicronautTransactions::new);
+    }
+}
