@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -195,19 +194,7 @@ public final class LocalRedisCluster implements AutoCloseable {
 
     @Override
     public void close() {
-        for (Process process : processes) {
-            process.destroy();
-        }
-        for (Process process : processes) {
-            try {
-                if (!process.waitFor(5, TimeUnit.SECONDS)) {
-                    process.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                process.destroyForcibly();
-            }
-        }
+        Resp.stop(processes);
     }
 
     private static int clusterPort() {

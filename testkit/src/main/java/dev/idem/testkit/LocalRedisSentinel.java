@@ -187,18 +187,6 @@ public final class LocalRedisSentinel implements AutoCloseable {
         if (replication != null) {
             replication.close();
         }
-        for (Process process : processes) {
-            process.destroy();
-        }
-        for (Process process : processes) {
-            try {
-                if (!process.waitFor(5, TimeUnit.SECONDS)) {
-                    process.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                process.destroyForcibly();
-            }
-        }
+        Resp.stop(processes);
     }
 }

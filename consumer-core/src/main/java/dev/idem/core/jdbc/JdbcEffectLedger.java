@@ -20,7 +20,6 @@ import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -65,6 +64,8 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
     private final Duration retention;
     private final Clock clock;
     private final LedgerTransactions transactions;
+    private final LedgerDeadRows deadRows;
+    private final LedgerPurge purge;
 
     private JdbcEffectLedger(Builder b) {
         this.dataSource = b.dataSource;
@@ -73,6 +74,8 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
         this.schema = new LedgerSchema(b.table);
         this.retention = b.retention;
         this.clock = b.clock;
+        this.deadRows = new LedgerDeadRows(b.dataSource, b.table, b.clock);
+        this.purge = new LedgerPurge(b.dataSource, b.table, b.retention, b.clock);
     }
 
     /** A builder for a ledger in {@code dataSource}. */
@@ -144,26 +147,7 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
      */
     @Override
     public void deadLettered(DeadLetter deadLetter) throws SQLException {
-        insertDead(deadLetter, "dead");
-    }
-
-    private void insertDead(DeadLetter deadLetter, String outcome) throws SQLException {
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement insert = connection.prepareStatement("insert into " + table + " (consumer_group, "
-                     + "topic, idempotency_key, fence, applied_at, outcome) values (?, ?, ?, ?, ?, ?)")) {
-            bind(insert, deadLetter.key());
-            insert.setLong(4, deadLetter.fence());
-            insert.setTimestamp(5, Timestamp.from(clock.instant()));
-            insert.setString(6, outcome);
-            insert.executeUpdate();
-        } catch (SQLException e) {
-            if (isDataException(e)) {
-                LOG.warn("ledger table '{}' cannot hold the key of the dead-lettered {}; the claim store alone "
-                        + "remembers it: {}", table, deadLetter.key(), e.getMessage());
-            } else if (!isDuplicateKey(e)) {
-                throw e;
-            }
-        }
+        deadRows.deadLettered(deadLetter);
     }
 
     /**
@@ -172,19 +156,7 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
      */
     @Override
     public boolean compensationPending(Delivery<?> delivery) throws SQLException {
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement select = connection.prepareStatement("select 1 from " + table
-                     + " where consumer_group = ? and topic = ? and idempotency_key = ? and outcome = 'dead'")) {
-            bind(select, delivery.key());
-            try (ResultSet rows = select.executeQuery()) {
-                return rows.next();
-            }
-        } catch (SQLException e) {
-            if (isDataException(e)) {
-                return false;
-            }
-            throw e;
-        }
+        return deadRows.compensationPending(delivery);
     }
 
     /**
@@ -195,22 +167,7 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
      */
     @Override
     public void compensated(DeadLetter deadLetter, CompensationOutcome outcome) throws SQLException {
-        int updated;
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement update = connection.prepareStatement("update " + table + " set outcome = 'dead-ok'"
-                     + " where consumer_group = ? and topic = ? and idempotency_key = ? and outcome = 'dead'")) {
-            bind(update, deadLetter.key());
-            updated = update.executeUpdate();
-        } catch (SQLException e) {
-            if (isDataException(e)) {
-                return;
-            }
-            throw e;
-        }
-        if (updated == 0) {
-            // No dead row: written now, or left as it is when the key has a row already.
-            insertDead(deadLetter, "dead-ok");
-        }
+        deadRows.compensated(deadLetter, outcome);
     }
 
     /**
@@ -233,13 +190,7 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
      * @return whether a dead row was removed
      */
     public boolean forgetDeadLetter(IdempotencyKey key) throws SQLException {
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement delete = connection.prepareStatement("delete from " + table
-                     + " where consumer_group = ? and topic = ? and idempotency_key = ?"
-                     + " and outcome in ('dead', 'dead-ok')")) {
-            bind(delete, key);
-            return delete.executeUpdate() > 0;
-        }
+        return deadRows.forgetDeadLetter(key);
     }
 
     @Override
@@ -395,7 +346,7 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
      * @return rows deleted
      */
     public long purgeExpired(int batchSize) throws SQLException {
-        return purgeOlderThan(retention, batchSize);
+        return purge.purgeOlderThan(retention, batchSize);
     }
 
     /**
@@ -406,45 +357,7 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
      * @throws IllegalArgumentException if age is shorter than the retention or batchSize below 1
      */
     public long purgeOlderThan(Duration age, int batchSize) throws SQLException {
-        if (age == null || age.compareTo(retention) < 0) {
-            throw new IllegalArgumentException("age must be >= the ledger's retention (" + retention + ") but was "
-                    + age + ": the claim store's done window relies on it");
-        }
-        if (batchSize < 1) {
-            throw new IllegalArgumentException("batchSize must be >= 1 but was " + batchSize);
-        }
-        Timestamp cutoff = Timestamp.from(clock.instant().minus(age));
-        long deleted = 0;
-        try (Connection connection = dataSource.getConnection()) {
-            while (true) {
-                List<String[]> keys = new ArrayList<>(batchSize);
-                try (PreparedStatement select = connection.prepareStatement("select consumer_group, topic, "
-                        + "idempotency_key from " + table + " where applied_at < ?")) {
-                    select.setMaxRows(batchSize);
-                    select.setTimestamp(1, cutoff);
-                    try (ResultSet rows = select.executeQuery()) {
-                        while (rows.next()) {
-                            keys.add(new String[] {rows.getString(1), rows.getString(2), rows.getString(3)});
-                        }
-                    }
-                }
-                if (keys.isEmpty()) {
-                    return deleted;
-                }
-                try (PreparedStatement delete = connection.prepareStatement("delete from " + table
-                        + " where consumer_group = ? and topic = ? and idempotency_key = ?")) {
-                    for (String[] key : keys) {
-                        delete.setString(1, key[0]);
-                        delete.setString(2, key[1]);
-                        delete.setString(3, key[2]);
-                        delete.addBatch();
-                    }
-                    for (int count : delete.executeBatch()) {
-                        deleted += Math.max(count, 0);
-                    }
-                }
-            }
-        }
+        return purge.purgeOlderThan(age, batchSize);
     }
 
     static void bind(PreparedStatement statement, IdempotencyKey key) throws SQLException {

@@ -13,8 +13,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One Redis command at a time to a loopback {@code redis-server}, over a fresh connection, for the
- * test kit's process fixtures (no client library). Internal to the test kit.
+ * One Redis command at a time to a loopback {@code redis-server}, over a fresh connection, and the
+ * stop of such processes, for the test kit's process fixtures (no client library). Internal to the
+ * test kit.
  */
 public final class Resp {
 
@@ -100,5 +101,22 @@ public final class Resp {
             }
         }
         return line.toString();
+    }
+
+    /** Stops {@code processes} (a local {@code redis-server} each): SIGTERM, then SIGKILL after 5 s. */
+    public static void stop(List<Process> processes) {
+        for (Process process : processes) {
+            process.destroy();
+        }
+        for (Process process : processes) {
+            try {
+                if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                process.destroyForcibly();
+            }
+        }
     }
 }
