@@ -42,20 +42,20 @@ final class DeadLetterStep<T> {
     private final Clock clock;
     private final Meters meters;
 
-    DeadLetterStep(IdempotentProcessor.Builder<T> b, EffectLedger<? super T> ledger, CompensationRecords records,
+    DeadLetterStep(ProcessorConfig<T> c, EffectLedger<? super T> ledger, CompensationRecords records,
                    Deferrals deferrals, Setbacks<T> setbacks, Meters meters) {
-        this.claims = b.claims;
+        this.claims = c.claims();
         this.ledger = ledger;
-        this.deadLetters = b.deadLetters;
-        this.compensation = b.compensation;
-        this.compensationAttempts = b.compensationAttempts;
+        this.deadLetters = c.deadLetters();
+        this.compensation = c.compensation();
+        this.compensationAttempts = c.compensationAttempts();
         this.records = records;
         this.deferrals = deferrals;
         this.setbacks = setbacks;
-        this.backoff = b.backoff;
-        this.lease = b.lease;
-        this.maxDeferral = b.maxDeferral;
-        this.clock = b.clock;
+        this.backoff = c.backoff();
+        this.lease = c.lease();
+        this.maxDeferral = c.maxDeferral();
+        this.clock = c.clock();
         this.meters = meters;
     }
 

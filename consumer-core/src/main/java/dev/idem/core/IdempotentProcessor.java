@@ -34,7 +34,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
 
     private IdempotentProcessor(Builder<T> b) {
         Meters meters = b.meterRegistry == null ? Meters.NONE : new MicrometerMeters(b.meterRegistry, b.group, b.meterTags);
-        this.protocol = new Protocol<>(b, meters);
+        this.protocol = new Protocol<>(ProcessorConfig.of(b), meters);
     }
 
     /**
@@ -83,7 +83,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
      */
     public static final class Builder<T> {
 
-        // Package-private: the protocol reads the settings once, when the processor is built.
+        // Package-private: read once, into a ProcessorConfig, when the processor is built.
         final DeliveryHandler<T> handler;
         String group;
         ClaimStore claims;

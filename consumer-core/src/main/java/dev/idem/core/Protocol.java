@@ -79,31 +79,31 @@ final class Protocol<T> implements AutoCloseable {
     private final AtomicLong owners = new AtomicLong();
     private final AtomicBoolean storeDown = new AtomicBoolean();
 
-    Protocol(IdempotentProcessor.Builder<T> b, Meters meters) {
-        this.claims = b.claims;
-        this.dedupCheck = EffectLedger.of(b.dedupCheck);
-        this.checkFirst = !dedupCheck.refusesDuplicates(b.handler);
-        this.handler = b.handler;
-        this.interceptor = b.interceptor;
-        this.maxAttempts = b.maxAttempts;
-        this.lease = b.lease;
-        this.backoff = b.backoff;
-        this.maxDeferral = b.maxDeferral;
-        this.deferrals = new Deferrals(b.backoff.delay(64));
-        this.failures = new Failures(b.fatal, b.infrastructure);
-        this.clock = b.clock;
+    Protocol(ProcessorConfig<T> c, Meters meters) {
+        this.claims = c.claims();
+        this.dedupCheck = EffectLedger.of(c.dedupCheck());
+        this.checkFirst = !dedupCheck.refusesDuplicates(c.handler());
+        this.handler = c.handler();
+        this.interceptor = c.interceptor();
+        this.maxAttempts = c.maxAttempts();
+        this.lease = c.lease();
+        this.backoff = c.backoff();
+        this.maxDeferral = c.maxDeferral();
+        this.deferrals = new Deferrals(c.backoff().delay(64));
+        this.failures = new Failures(c.fatal(), c.infrastructure());
+        this.clock = c.clock();
         this.meters = meters;
         meters.oldestDeferral(() -> {
             Instant now = clock.instant();
             return deferrals.oldest(now).map(since -> Duration.between(since, now)).orElse(Duration.ZERO);
         });
-        this.onOutcome = b.onOutcome;
-        this.renewer = new LeaseRenewer(b.claims, b.lease, meters);
-        this.preparation = new Preparation<>(b.group, b.codec, KeyTextSource.of(b.keys));
-        this.setbacks = new Setbacks<>(b.claims, deferrals, b.backoff, failures, b.clock, meters);
-        this.deadLetterStep = new DeadLetterStep<>(b, dedupCheck, new CompensationRecords(dedupCheck), deferrals,
+        this.onOutcome = c.onOutcome();
+        this.renewer = new LeaseRenewer(c.claims(), c.lease(), meters);
+        this.preparation = new Preparation<>(c.group(), c.codec(), KeyTextSource.of(c.keys()));
+        this.setbacks = new Setbacks<>(c.claims(), deferrals, c.backoff(), failures, c.clock(), meters);
+        this.deadLetterStep = new DeadLetterStep<>(c, dedupCheck, new CompensationRecords(dedupCheck), deferrals,
                 setbacks, meters);
-        this.completions = new Completions<>(b.claims, renewer, meters);
+        this.completions = new Completions<>(c.claims(), renewer, meters);
     }
 
     Duration lease() {

@@ -1,0 +1,36 @@
+package dev.idem.core;
+
+import dev.idem.core.spi.ClaimStore;
+import dev.idem.core.spi.DeadLetterPublisher;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * A processor's settings as {@link IdempotentProcessor.Builder#build()} validated them: what the
+ * {@link Protocol} and its steps read, fixed at build time, so a builder used again (adapters do)
+ * changes nothing in a processor already built.
+ *
+ * @param <T> payload type
+ */
+record ProcessorConfig<T>(String group, ClaimStore claims, DedupCheck<? super T> dedupCheck,
+                          DeliveryHandler<T> handler, HandlerInterceptor interceptor, PayloadCodec<T> codec,
+                          KeySource<T> keys, int maxAttempts, Duration lease, Backoff backoff,
+                          Duration maxDeferral, List<Class<? extends Throwable>> fatal,
+                          List<Class<? extends Throwable>> infrastructure, DeadLetterPublisher deadLetters,
+                          Compensation compensation, int compensationAttempts, Clock clock,
+                          Consumer<Outcome> onOutcome) {
+
+    ProcessorConfig {
+        fatal = List.copyOf(fatal);
+        infrastructure = List.copyOf(infrastructure);
+    }
+
+    /** The settings of {@code b}, which {@code build()} has checked. */
+    static <T> ProcessorConfig<T> of(IdempotentProcessor.Builder<T> b) {
+        return new ProcessorConfig<>(b.group, b.claims, b.dedupCheck, b.handler, b.interceptor, b.codec, b.keys,
+                b.maxAttempts, b.lease, b.backoff, b.maxDeferral, b.fatal, b.infrastructure, b.deadLetters,
+                b.compensation, b.compensationAttempts, b.clock, b.onOutcome);
+    }
+}
