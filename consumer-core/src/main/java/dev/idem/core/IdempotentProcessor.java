@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -59,6 +60,16 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
      */
     public Batch<T> open(List<Envelope> envelopes) {
         return new Batch<>(protocol, protocol.open(envelopes));
+    }
+
+    /**
+     * How long the message deferred longest in a row by this processor has been coming back without
+     * being settled (infrastructure trouble, the claim store or the business check unreachable);
+     * empty when none is. A message stuck this way holds its Kafka partition or RocketMQ queue: the
+     * {@code idem.deferral.oldest.age} gauge and Micronaut's health report it.
+     */
+    public Optional<Duration> oldestDeferral() {
+        return protocol.oldestDeferral();
     }
 
     /** The claim lease, renewed while a claim is held. */

@@ -93,10 +93,7 @@ final class Protocol<T> implements AutoCloseable {
         this.failures = new Failures(c.fatal(), c.infrastructure());
         this.clock = c.clock();
         this.meters = meters;
-        meters.oldestDeferral(() -> {
-            Instant now = clock.instant();
-            return deferrals.oldest(now).map(since -> Duration.between(since, now)).orElse(Duration.ZERO);
-        });
+        meters.oldestDeferral(() -> oldestDeferral().orElse(Duration.ZERO));
         this.onOutcome = c.onOutcome();
         this.renewer = new LeaseRenewer(c.claims(), c.lease(), meters);
         this.preparation = new Preparation<>(c.group(), c.codec(), KeyTextSource.of(c.keys()));
@@ -104,6 +101,12 @@ final class Protocol<T> implements AutoCloseable {
         this.deadLetterStep = new DeadLetterStep<>(c, dedupCheck, new CompensationRecords(dedupCheck), deferrals,
                 setbacks, meters);
         this.completions = new Completions<>(c.claims(), renewer, meters);
+    }
+
+    /** How long the key deferred longest in a row here has been coming back deferred; empty when none is. */
+    Optional<Duration> oldestDeferral() {
+        Instant now = clock.instant();
+        return deferrals.oldest(now).map(since -> Duration.between(since, now));
     }
 
     Duration lease() {

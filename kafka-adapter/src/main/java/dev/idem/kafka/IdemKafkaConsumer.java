@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
@@ -140,6 +141,14 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
     /** Where the consumer is in its life: {@link ConsumerState#RUNNING} when healthy. */
     public ConsumerState state() {
         return state;
+    }
+
+    /**
+     * How long the record deferred longest in a row has been coming back unsettled; empty when none
+     * is ({@link IdempotentProcessor#oldestDeferral()}).
+     */
+    public Optional<Duration> oldestDeferral() {
+        return composed.processor().oldestDeferral();
     }
 
     /**

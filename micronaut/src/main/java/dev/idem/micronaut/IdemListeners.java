@@ -14,6 +14,7 @@ import io.micronaut.context.exceptions.ConfigurationException;
 import io.micronaut.core.reflect.ClassUtils;
 import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -23,6 +24,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.redisson.api.RedissonClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,11 +58,13 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
     }
 
     /**
-     * A started listener: its name, broker, whether its consumer is running, how to close it, and
-     * when, closed, it has let go of everything (no record runs, its dead-letter producer closed).
+     * A started listener: its name, broker, whether its consumer is running, how long its oldest
+     * deferred message has been coming back, how to close it, and when, closed, it has let go of
+     * everything (no record runs, its dead-letter producer closed).
      */
     public record RunningListener(String name, Broker broker, String topic, String group,
-                                  BooleanSupplier isRunning, AutoCloseable closer, CompletionStage<Void> released) {
+                                  BooleanSupplier isRunning, Supplier<Optional<Duration>> oldestDeferral,
+                                  AutoCloseable closer, CompletionStage<Void> released) {
     }
 
     @Override

@@ -194,6 +194,44 @@ class MicronautListenersIT {
     }
 
     /**
+     * A message that meets infrastructure trouble on every try is deferred, uncounted, and holds its
+     * partition: once it has come back for longer than {@code idem.health.stuck-after}, health is
+     * DOWN and says which listener is stuck, though its consumer runs.
+     */
+    @Test
+    void aMessageDeferredForLongerThanStuckAfterMakesHealthDown(KafkaBroker kafka, RedisEndpoint redis,
+                                                              TestNames names) throws Exception {
+        kafka.createTopic(names.topic(), 1);
+        Map<String, Object> properties = new HashMap<>();
+        properties.put("test.health.topic", names.topic());
+        properties.put("test.health.group", names.group());
+        properties.put("idem.redis.address", redis.uri().toString());
+        properties.put("idem.redis.key-prefix", names.keyPrefix());
+        properties.put("idem.kafka.bootstrap.servers", kafka.bootstrapServers());
+        properties.put("idem.health.stuck-after", "5s");
+        properties.put("idem.listeners.health-orders.backoff-initial", "200ms");
+        properties.put("idem.listeners.health-orders.backoff-max", "400ms");
+        try (ApplicationContext context = ApplicationContext.run(properties)) {
+            IdemHealthIndicator health = context.getBean(IdemHealthIndicator.class);
+            Effects effects = context.getBean(Effects.class);
+            await().atMost(Duration.ofSeconds(30)).until(() -> health.result().getStatus() == HealthStatus.UP);
+            Properties p = new Properties();
+            p.put("bootstrap.servers", kafka.bootstrapServers());
+            p.put("key.serializer", StringSerializer.class.getName());
+            p.put("value.serializer", StringSerializer.class.getName());
+            try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+                producer.send(new ProducerRecord<>(names.topic(), 0, "k", "unreachable")).get();
+            }
+            await().atMost(Duration.ofSeconds(30)).until(() -> effects.calls("health", "unreachable") >= 2);
+            assertThat(health.result().getStatus()).as("deferred, not yet stuck").isEqualTo(HealthStatus.UP);
+
+            await().atMost(Duration.ofSeconds(30)).until(() -> health.result().getStatus() == HealthStatus.DOWN);
+            assertThat(health.result().getDetails()).asString().contains("health-orders=RUNNING",
+                    "health-orders.stuck", "idem.health.stuck-after PT5S");
+        }
+    }
+
+    /**
      * The application stops while a handler runs longer than its listener's close timeout: the
      * consumer's close returns at its bound, and Idem's Redis client must stay open until the record
      * ends, so its completion is recorded (a lost completion lapses into a copy run again in

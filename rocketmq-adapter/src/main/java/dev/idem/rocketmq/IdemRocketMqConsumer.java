@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
@@ -122,6 +123,14 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
     /** The underlying consumer. Change its settings with {@link Builder#client}. */
     public DefaultMQPushConsumer consumer() {
         return consumer;
+    }
+
+    /**
+     * How long the message deferred longest in a row has been coming back unsettled; empty when none
+     * is ({@link IdempotentProcessor#oldestDeferral()}).
+     */
+    public Optional<Duration> oldestDeferral() {
+        return processor.oldestDeferral();
     }
 
     /**

@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
@@ -149,6 +150,14 @@ public final class IdemKafkaShareConsumer<T> implements AutoCloseable {
     /** Where the consumer is in its life: {@link ConsumerState#RUNNING} when healthy. */
     public ConsumerState state() {
         return state;
+    }
+
+    /**
+     * How long the record deferred longest in a row has been coming back unsettled; empty when none
+     * is ({@link IdempotentProcessor#oldestDeferral()}).
+     */
+    public Optional<Duration> oldestDeferral() {
+        return composed.processor().oldestDeferral();
     }
 
     /** The failure that stopped the consumer ({@link ConsumerState#FAILED}), or else the latest it survived, or null. */

@@ -44,7 +44,7 @@ public final class Brokers {
         // The consumer closes its dead-letter producer once no record can publish any more.
         return new RunningListener(name, Broker.KAFKA, topic, group,
                 () -> consumer.state() == ConsumerState.RUNNING || consumer.state() == ConsumerState.STARTING,
-                consumer::close, consumer.released());
+                consumer::oldestDeferral, consumer::close, consumer.released());
     }
 
     /** An {@link IdemRocketMqConsumer} for the listener, started. */
@@ -64,7 +64,7 @@ public final class Brokers {
         // Its close returns once its listener calls ended or were interrupted, and its processor closed.
         CompletableFuture<Void> released = new CompletableFuture<>();
         return new RunningListener(name, Broker.ROCKETMQ, topic, group,
-                () -> consumer.state() == ConsumerState.RUNNING,
+                () -> consumer.state() == ConsumerState.RUNNING, consumer::oldestDeferral,
                 () -> {
                     try {
                         consumer.close();

@@ -7,7 +7,8 @@ import jakarta.inject.Singleton;
 
 /**
  * A Redis-only listener whose consumer the health test stops; a body {@code slow} takes four
- * seconds (the shutdown test stops the application meanwhile).
+ * seconds (the shutdown test stops the application meanwhile), and a body {@code unreachable} meets
+ * infrastructure trouble every time (deferred, then stuck).
  */
 @Singleton
 @Requires(property = "test.health.topic")
@@ -21,10 +22,13 @@ public class HealthListener {
 
     @IdempotentListener(name = "health-orders", topic = "${test.health.topic}", group = "${test.health.group}",
             keySource = KeyFrom.MESSAGE_ID, ledger = false)
-    public void on(String body) throws InterruptedException {
+    public void on(String body) throws InterruptedException, java.net.ConnectException {
         effects.call("health", body);
         if (body.equals("slow")) {
             Thread.sleep(4_000);
+        }
+        if (body.equals("unreachable")) {
+            throw new java.net.ConnectException("the payment host refuses connections");   // infrastructure
         }
     }
 }
