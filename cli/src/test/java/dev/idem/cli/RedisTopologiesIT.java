@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,8 +29,7 @@ class RedisTopologiesIT {
 
     @BeforeEach
     void needsRedisServer() {
-        boolean required = String.valueOf(System.getenv("IDEM_TESTKIT_REQUIRE")).contains("redis-cluster");
-        Assumptions.assumeTrue(required || LocalRedisCluster.available(), "redis-server is not on the PATH");
+        LocalRedisCluster.assumeAvailable();
     }
 
     @Test

@@ -23,7 +23,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.redisson.Redisson;
@@ -51,9 +50,7 @@ class ClusterReshardStormIT {
 
     @BeforeAll
     static void startCluster() {
-        boolean required = String.valueOf(System.getenv("IDEM_TESTKIT_REQUIRE")).contains("redis-cluster");
-        Assumptions.assumeTrue(required || LocalRedisCluster.available(),
-                "redis-server is not on the PATH: no local Redis Cluster can be started");
+        LocalRedisCluster.assumeAvailable();
         cluster = LocalRedisCluster.start(Path.of("target", "idem-testkit", "redis-cluster"), 3);
         Config config = new Config();
         config.useClusterServers().setNodeAddresses(cluster.nodeAddresses());

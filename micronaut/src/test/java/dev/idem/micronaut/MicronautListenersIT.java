@@ -176,13 +176,7 @@ class MicronautListenersIT {
 
     @Test
     void aStoppedConsumerMakesHealthDown(KafkaBroker kafka, RedisEndpoint redis, TestNames names) throws Exception {
-        kafka.createTopic(names.topic(), 1);
-        Map<String, Object> properties = new HashMap<>();
-        properties.put("test.health.topic", names.topic());
-        properties.put("test.health.group", names.group());
-        properties.put("idem.redis.address", redis.uri().toString());
-        properties.put("idem.redis.key-prefix", names.keyPrefix());
-        properties.put("idem.kafka.bootstrap.servers", kafka.bootstrapServers());
+        Map<String, Object> properties = healthListener(kafka, redis, names);
         try (ApplicationContext context = ApplicationContext.run(properties)) {
             IdemHealthIndicator health = context.getBean(IdemHealthIndicator.class);
             IdemListeners listeners = context.getBean(IdemListeners.class);
@@ -201,13 +195,7 @@ class MicronautListenersIT {
     @Test
     void aMessageDeferredForLongerThanStuckAfterMakesHealthDown(KafkaBroker kafka, RedisEndpoint redis,
                                                               TestNames names) throws Exception {
-        kafka.createTopic(names.topic(), 1);
-        Map<String, Object> properties = new HashMap<>();
-        properties.put("test.health.topic", names.topic());
-        properties.put("test.health.group", names.group());
-        properties.put("idem.redis.address", redis.uri().toString());
-        properties.put("idem.redis.key-prefix", names.keyPrefix());
-        properties.put("idem.kafka.bootstrap.servers", kafka.bootstrapServers());
+        Map<String, Object> properties = healthListener(kafka, redis, names);
         properties.put("idem.health.stuck-after", "5s");
         properties.put("idem.listeners.health-orders.backoff-initial", "200ms");
         properties.put("idem.listeners.health-orders.backoff-max", "400ms");
@@ -215,13 +203,7 @@ class MicronautListenersIT {
             IdemHealthIndicator health = context.getBean(IdemHealthIndicator.class);
             Effects effects = context.getBean(Effects.class);
             await().atMost(Duration.ofSeconds(30)).until(() -> health.result().getStatus() == HealthStatus.UP);
-            Properties p = new Properties();
-            p.put("bootstrap.servers", kafka.bootstrapServers());
-            p.put("key.serializer", StringSerializer.class.getName());
-            p.put("value.serializer", StringSerializer.class.getName());
-            try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
-                producer.send(new ProducerRecord<>(names.topic(), 0, "k", "unreachable")).get();
-            }
+            sendOne(kafka, names.topic(), "unreachable");
             await().atMost(Duration.ofSeconds(30)).until(() -> effects.calls("health", "unreachable") >= 2);
             assertThat(health.result().getStatus()).as("deferred, not yet stuck").isEqualTo(HealthStatus.UP);
 
@@ -240,24 +222,12 @@ class MicronautListenersIT {
     @Test
     void aHandlerOutlastingTheCloseTimeoutStillRecordsItsCompletion(KafkaBroker kafka, RedisEndpoint redis,
                                                                    TestNames names) throws Exception {
-        kafka.createTopic(names.topic(), 1);
-        Map<String, Object> properties = new HashMap<>();
-        properties.put("test.health.topic", names.topic());
-        properties.put("test.health.group", names.group());
-        properties.put("idem.redis.address", redis.uri().toString());
-        properties.put("idem.redis.key-prefix", names.keyPrefix());
-        properties.put("idem.kafka.bootstrap.servers", kafka.bootstrapServers());
+        Map<String, Object> properties = healthListener(kafka, redis, names);
         properties.put("idem.listeners.health-orders.close-timeout", "1s");
         ApplicationContext context = ApplicationContext.run(properties);
         try {
             Effects effects = context.getBean(Effects.class);
-            Properties p = new Properties();
-            p.put("bootstrap.servers", kafka.bootstrapServers());
-            p.put("key.serializer", StringSerializer.class.getName());
-            p.put("value.serializer", StringSerializer.class.getName());
-            try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
-                producer.send(new ProducerRecord<>(names.topic(), 0, "k", "slow")).get();
-            }
+            sendOne(kafka, names.topic(), "slow");
             await().atMost(Duration.ofSeconds(60)).until(() -> effects.calls("health", "slow") == 1);
         } finally {
             context.close();   // returns after the one-second close timeout; the handler sleeps on
@@ -310,6 +280,29 @@ class MicronautListenersIT {
 
     // ---- traffic and oracles
 
+
+    /** The settings of the Redis-only {@code health-orders} listener on a topic of one partition, created. */
+    private static Map<String, Object> healthListener(KafkaBroker kafka, RedisEndpoint redis, TestNames names) {
+        kafka.createTopic(names.topic(), 1);
+        Map<String, Object> properties = new HashMap<>();
+        properties.put("test.health.topic", names.topic());
+        properties.put("test.health.group", names.group());
+        properties.put("idem.redis.address", redis.uri().toString());
+        properties.put("idem.redis.key-prefix", names.keyPrefix());
+        properties.put("idem.kafka.bootstrap.servers", kafka.bootstrapServers());
+        return properties;
+    }
+
+    /** One record on partition 0 of {@code topic}. */
+    private static void sendOne(KafkaBroker kafka, String topic, String body) throws Exception {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", kafka.bootstrapServers());
+        p.put("key.serializer", StringSerializer.class.getName());
+        p.put("value.serializer", StringSerializer.class.getName());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            producer.send(new ProducerRecord<>(topic, 0, "k", body)).get();
+        }
+    }
     private static void sendKafka(KafkaBroker kafka, String topic, List<String> ids) throws Exception {
         Properties p = new Properties();
         p.put("bootstrap.servers", kafka.bootstrapServers());

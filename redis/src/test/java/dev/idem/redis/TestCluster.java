@@ -2,7 +2,6 @@ package dev.idem.redis;
 
 import dev.idem.testkit.LocalRedisCluster;
 import java.nio.file.Path;
-import org.junit.jupiter.api.Assumptions;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -22,9 +21,7 @@ final class TestCluster implements AutoCloseable {
     }
 
     static TestCluster start() {
-        boolean required = String.valueOf(System.getenv("IDEM_TESTKIT_REQUIRE")).contains("redis-cluster");
-        Assumptions.assumeTrue(required || LocalRedisCluster.available(),
-                "redis-server is not on the PATH: no local Redis Cluster can be started");
+        LocalRedisCluster.assumeAvailable();
         LocalRedisCluster cluster = LocalRedisCluster.start(Path.of("target", "idem-testkit", "redis-cluster"), 3);
         Config config = new Config();
         config.useClusterServers().setNodeAddresses(cluster.nodeAddresses());

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Assumptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +43,17 @@ public final class LocalRedisCluster implements AutoCloseable {
             }
         }
         return false;
+    }
+
+    /**
+     * Skips the calling test (a JUnit assumption) when {@code redis-server} is not on the PATH, unless
+     * {@code IDEM_TESTKIT_REQUIRE} names {@code redis-cluster}: then the test runs and fails at start.
+     * For the Cluster and the Sentinel fixtures alike.
+     */
+    public static void assumeAvailable() {
+        boolean required = String.valueOf(System.getenv("IDEM_TESTKIT_REQUIRE")).contains("redis-cluster");
+        Assumptions.assumeTrue(required || available(),
+                "redis-server is not on the PATH: no local Redis Cluster or Sentinel can be started");
     }
 
     /**
