@@ -1,28 +1,16 @@
 package dev.idem.kafka;
 
-import dev.idem.core.ConsumerState;
-import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
-import dev.idem.core.spi.DeadLetterPublisher;
-import dev.idem.kafka.internal.KafkaClients;
+import dev.idem.kafka.internal.ConsumerLifecycle;
+import dev.idem.kafka.internal.ConsumerOptions;
 import dev.idem.kafka.internal.ConsumerSettings;
+import dev.idem.kafka.internal.KafkaClients;
 import dev.idem.kafka.internal.KafkaProcessors;
-import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
-import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -50,32 +38,22 @@ import org.slf4j.LoggerFactory;
  *
  * @param <T> payload type
  */
-public final class IdemKafkaConsumer<T> implements AutoCloseable {
-
+public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
 
     private static final Logger LOG = LoggerFactory.getLogger(IdemKafkaConsumer.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
-    private final KafkaProcessors.Composed<T> composed;
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final ExecutorService batches;
     private final ExecutorService workers;
     private final PollLoop<T> loop;
-    private final Thread pollThread;
+    private final String pollThreadName;
     private final Duration closeTimeout;
-    private final Consumer<Throwable> onFailure;
-    private final AtomicBoolean released = new AtomicBoolean();
-    private final CompletableFuture<Void> idle = new CompletableFuture<>();
-    private volatile ConsumerState state = ConsumerState.NEW;
-    private volatile Throwable failure;
-    private boolean started;
-    private boolean closed;
 
-    private IdemKafkaConsumer(Builder<T> b, ConsumerSettings settings) {
-        this.closeTimeout = b.closeTimeout;
-        this.onFailure = b.onFailure;
-        this.composed = KafkaProcessors.compose(b.config, settings.group(), b.processor, b.deadLetters,
-                b.deadLetterRouting);
+    private IdemKafkaConsumer(ConsumerOptions<T> options, Duration joinTimeout, ConsumerSettings settings) {
+        super("IdemKafkaConsumer", LOG, options.onFailure(), KafkaProcessors.compose(options.config(),
+                settings.group(), options.processor(), options.deadLetters(), options.deadLetterRouting()));
+        this.closeTimeout = options.closeTimeout();
         try {
             this.consumer = new KafkaConsumer<>(settings.consumer(), new ByteArrayDeserializer(),
                     new ByteArrayDeserializer());
@@ -85,15 +63,15 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
             throw e;
         }
         int id = INSTANCES.incrementAndGet();
-        this.batches = Executors.newSingleThreadExecutor(daemon("idem-kafka-" + id + "-batch"));
-        this.workers = b.concurrency == 1 ? null : Executors.newFixedThreadPool(b.concurrency,
-                daemon("idem-kafka-" + id + "-worker"));
-        PollLoop.Settings loopSettings = new PollLoop.Settings(List.copyOf(b.topics),
-                String.valueOf(b.config.get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)), b.closeTimeout, b.joinTimeout,
-                revokeWait(settings.maxPollInterval()), b.clock);
+        this.batches = Executors.newSingleThreadExecutor(ConsumerLifecycle.daemonThreads("idem-kafka-" + id + "-batch"));
+        this.workers = options.concurrency() == 1 ? null : Executors.newFixedThreadPool(options.concurrency(),
+                ConsumerLifecycle.daemonThreads("idem-kafka-" + id + "-worker"));
+        PollLoop.Settings loopSettings = new PollLoop.Settings(options.topics(),
+                String.valueOf(options.config().get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)), closeTimeout,
+                joinTimeout, revokeWait(settings.maxPollInterval()), options.clock());
         this.loop = new PollLoop<>(consumer, composed.processor(), batches, workers == null ? Runnable::run : workers,
-                loopSettings, new Events(), this::release);
-        this.pollThread = new Thread(loop, "idem-kafka-" + id + "-poll");
+                loopSettings, life, life::release);
+        this.pollThreadName = "idem-kafka-" + id + "-poll";
     }
 
     // The whole group waits while a member hands over its partitions: well inside max.poll.interval.ms
@@ -101,14 +79,6 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
     private static Duration revokeWait(Duration maxPollInterval) {
         Duration quarter = maxPollInterval.dividedBy(4);
         return quarter.compareTo(Duration.ofSeconds(10)) < 0 ? quarter : Duration.ofSeconds(10);
-    }
-
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
-        return task -> {
-            Thread thread = new Thread(task, name);
-            thread.setDaemon(true);
-            return thread;
-        };
     }
 
     /**
@@ -126,54 +96,15 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
      *
      * @throws IllegalStateException if already started or closed
      */
-    public synchronized void start() {
-        if (closed) {
-            throw new IllegalStateException("consumer is closed; build a new IdemKafkaConsumer to consume again");
-        }
-        if (started) {
-            throw new IllegalStateException("consumer already started");
-        }
-        started = true;
-        state = ConsumerState.STARTING;
-        pollThread.start();
+    @Override
+    public void start() {
+        life.start(() -> loop, pollThreadName);
     }
 
-    /** Where the consumer is in its life: {@link ConsumerState#RUNNING} when healthy. */
-    public ConsumerState state() {
-        return state;
-    }
 
-    /**
-     * How long the record deferred longest in a row has been coming back unsettled; empty when none
-     * is ({@link IdempotentProcessor#oldestDeferral()}).
-     */
-    public Optional<Duration> oldestDeferral() {
-        return composed.processor().oldestDeferral();
-    }
 
-    /**
-     * The failure that stopped the consumer ({@link ConsumerState#FAILED}), or else the latest one it
-     * survived (a failed commit, a record's escaped error, no group membership yet), or null.
-     */
-    public Throwable failure() {
-        return failure;
-    }
 
-    /**
-     * Completes once the consumer has let go of everything after {@link #close()}: no record runs any
-     * more, lease renewal has stopped and the dead-letter producer is closed. {@code close()} returns
-     * at its bound even when a handler still runs; close what those records still use (the Redis
-     * client, a publisher of your own) when this completes.
-     */
-    public CompletionStage<Void> released() {
-        return idle.minimalCompletionStage();
-    }
 
-    /** Whether the consumer is started and neither closed nor failed. */
-    public boolean isRunning() {
-        ConsumerState now = state;
-        return now == ConsumerState.STARTING || now == ConsumerState.RUNNING;
-    }
 
     /**
      * Stops in order, each step bounded by the close timeout: stop taking records (partitions stop
@@ -184,158 +115,33 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
      */
     @Override
     public void close() {
-        boolean wasStarted;
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            wasStarted = started;
-        }
-        if (!wasStarted) {
-            try {
-                KafkaClients.close(consumer, Duration.ZERO);
-            } finally {
-                release();
-                state = ConsumerState.STOPPED;
-            }
-            return;
-        }
-        loop.stop();
-        try {
-            // The drain, then the Kafka consumer's own close, each bounded by the close timeout.
-            pollThread.join(closeTimeout.multipliedBy(2).plusSeconds(5).toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (pollThread.isAlive()) {
-            LOG.warn("Kafka consumer's poll thread is still closing after {}; it finishes in the background",
-                    closeTimeout.multipliedBy(2));
-        }
+        // The drain, then the Kafka consumer's own close, each bounded by the close timeout.
+        life.close(() -> KafkaClients.close(consumer, Duration.ZERO), closeTimeout.multipliedBy(2).plusSeconds(5));
     }
 
-    private void release() {
-        if (!released.compareAndSet(false, true)) {
-            return;
-        }
+    @Override
+    protected void releaseResources() {
         batches.shutdown();
         if (workers != null) {
             workers.shutdown();
         }
-        try {
-            composed.close();
-        } catch (RuntimeException e) {
-            LOG.warn("closing the processor or the dead-letter producer failed", e);
-        } finally {
-            idle.complete(null);
-        }
-    }
-
-    private final class Events implements PollLoop.Events {
-        @Override
-        public void joined() {
-            if (state == ConsumerState.STARTING) {
-                state = ConsumerState.RUNNING;
-            }
-        }
-
-        @Override
-        public void failed(Throwable cause, boolean fatal) {
-            failure = cause;
-            if (fatal) {
-                state = ConsumerState.FAILED;
-            }
-            try {
-                onFailure.accept(cause);
-            } catch (RuntimeException e) {
-                LOG.warn("the onFailure listener threw", e);
-            }
-        }
-
-        @Override
-        public void ended() {
-            if (state != ConsumerState.FAILED) {
-                state = ConsumerState.STOPPED;
-            }
-        }
+        composed.close();
     }
 
     /**
-     * Builds an {@link IdemKafkaConsumer}; {@link #build()} validates the settings and fails naming
-     * the one that is missing or wrong. Not thread-safe.
+     * Builds an {@link IdemKafkaConsumer}: the settings every Idem Kafka consumer takes
+     * ({@link KafkaConsumerBuilder}) and the join timeout. {@link #build()} validates the settings
+     * and fails naming the one that is missing or wrong. Not thread-safe.
      *
      * @param <T> payload type
      */
-    public static final class Builder<T> {
+    public static final class Builder<T> extends KafkaConsumerBuilder<T, Builder<T>> {
 
-        private final Map<String, Object> config;
-        private final IdempotentProcessor.Builder<T> processor;
-        private final List<String> topics = new ArrayList<>();
-        private int concurrency = 1;
-        private UnaryOperator<DeadLetterPublisher> deadLetters = UnaryOperator.identity();
-        private DeadLetterRouting deadLetterRouting = DeadLetterRouting.suffix(".DLT");
-        private Consumer<Throwable> onFailure = failure -> { };
-        private Clock clock = Clock.systemUTC();
-        // Long enough for a slow handler or a dead-letter publish to end; a shutdown hook should allow it.
-        private Duration closeTimeout = Duration.ofSeconds(30);
         // Kafka's own default.api.timeout.ms: long enough for a broker restart, short enough to be noticed.
         private Duration joinTimeout = Duration.ofSeconds(60);
 
         private Builder(Map<String, Object> config, IdempotentProcessor.Builder<T> processor) {
-            this.config = new HashMap<>(Objects.requireNonNull(config, "config"));
-            this.processor = Objects.requireNonNull(processor, "processor");
-        }
-
-        /** Topics to subscribe to. Required. */
-        public Builder<T> topics(String... topics) {
-            this.topics.addAll(List.of(topics));
-            return this;
-        }
-
-        /** How many partitions are processed at once (order is kept within each). Default 1. */
-        public Builder<T> concurrency(int concurrency) {
-            this.concurrency = concurrency;
-            return this;
-        }
-
-        /**
-         * Wraps the dead-letter publisher (the one set on the processor builder, or else Idem's
-         * {@code <topic>.DLT} publisher), e.g. to count or log dead letters. Default: as it is.
-         */
-        public Builder<T> deadLetters(UnaryOperator<DeadLetterPublisher> decorator) {
-            this.deadLetters = decorator;
-            return this;
-        }
-
-        /**
-         * Where Idem's own dead-letter publisher sends dead letters. Default {@code <topic>.DLT}. Not
-         * used when the processor builder has a publisher of its own.
-         */
-        public Builder<T> deadLetterRouting(DeadLetterRouting routing) {
-            this.deadLetterRouting = Objects.requireNonNull(routing, "routing");
-            return this;
-        }
-
-        /**
-         * Told about every failure outside Idem's outcomes: one it survives (a failed commit, a
-         * record's escaped error, no group membership after the join timeout) or the one that stops
-         * the consumer ({@link #state()} is then {@link ConsumerState#FAILED}). Called on Idem's threads; keep it quick.
-         */
-        public Builder<T> onFailure(Consumer<Throwable> onFailure) {
-            this.onFailure = onFailure;
-            return this;
-        }
-
-        /** The clock for backoff deadlines and the join timeout. Default: the UTC system clock. */
-        public Builder<T> clock(Clock clock) {
-            this.clock = clock;
-            return this;
-        }
-
-        /** The bound on each step of {@link #close()}. Default 30 s. */
-        public Builder<T> closeTimeout(Duration closeTimeout) {
-            this.closeTimeout = closeTimeout;
-            return this;
+            super(config, processor);
         }
 
         /** How long the consumer may go without joining its group before it reports a failure. Default 60 s. */
@@ -348,37 +154,16 @@ public final class IdemKafkaConsumer<T> implements AutoCloseable {
          * @throws IllegalArgumentException naming the setting that is missing or wrong
          */
         public IdemKafkaConsumer<T> build() {
-            ConsumerSettings settings = ConsumerSettings.of(config);
-            if (topics.isEmpty() || topics.stream().anyMatch(t -> t == null || t.isBlank())) {
-                throw new IllegalArgumentException("topics must name at least one topic but were " + topics);
-            }
-            if (concurrency < 1) {
-                throw new IllegalArgumentException("concurrency must be >= 1 but was " + concurrency);
-            }
-            positive("closeTimeout", closeTimeout);
+            ConsumerOptions<T> options = options();
+            ConsumerSettings settings = ConsumerSettings.of(options.config());
             positive("joinTimeout", joinTimeout);
-            required("deadLetters", deadLetters);
-            required("onFailure", onFailure);
-            required("clock", clock);
-            Duration lease = processor.lease();
+            Duration lease = options.processor().lease();
             if (lease != null && lease.compareTo(settings.maxPollInterval()) >= 0) {
                 throw new IllegalArgumentException("lease (" + lease + ") must be shorter than max.poll.interval.ms ("
                         + settings.maxPollInterval().toMillis() + " ms): a consumer that misses its poll is replaced, "
                         + "and its claims must expire before the new owner gives up on them");
             }
-            return new IdemKafkaConsumer<>(this, settings);
-        }
-
-        private static void positive(String name, Duration value) {
-            if (value == null || value.isNegative() || value.isZero()) {
-                throw new IllegalArgumentException(name + " must be > 0 but was " + value);
-            }
-        }
-
-        private static void required(String name, Object value) {
-            if (value == null) {
-                throw new IllegalArgumentException(name + " is required but was not set");
-            }
+            return new IdemKafkaConsumer<>(options, joinTimeout, settings);
         }
     }
 }

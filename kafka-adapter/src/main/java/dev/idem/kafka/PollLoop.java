@@ -1,6 +1,8 @@
 package dev.idem.kafka;
 
 import dev.idem.core.IdempotentProcessor;
+import dev.idem.kafka.internal.ConsumerLifecycle;
+import dev.idem.kafka.internal.LoopEvents;
 import dev.idem.kafka.internal.KafkaClients;
 import dev.idem.kafka.internal.KafkaFailures;
 import java.time.Clock;
@@ -32,7 +34,7 @@ import org.slf4j.LoggerFactory;
  *
  * @param <T> payload type
  */
-final class PollLoop<T> implements Runnable {
+final class PollLoop<T> implements ConsumerLifecycle.Loop {
 
     private static final Logger LOG = LoggerFactory.getLogger(PollLoop.class);
     // Poll at least this often: paused partitions resume close to their deadline, and a finished
@@ -41,18 +43,6 @@ final class PollLoop<T> implements Runnable {
     // Commit finished records of a running batch this often: a rebalance or crash then redelivers
     // about a second of work, and a fast batch (the usual case) commits once, when it ends.
     private static final Duration PROGRESS_COMMIT_INTERVAL = Duration.ofSeconds(1);
-
-    /** What the consumer hears from its poll thread. */
-    interface Events {
-        /** The consumer received its first assignment. */
-        void joined();
-
-        /** A failure the consumer survived, or (fatal) the one that stopped it. */
-        void failed(Throwable failure, boolean fatal);
-
-        /** The poll thread has closed the Kafka consumer and is ending. */
-        void ended();
-    }
 
     /** Fixed settings of the loop. */
     record Settings(List<String> topics, String bootstrapServers, Duration closeTimeout, Duration joinTimeout,
@@ -64,7 +54,7 @@ final class PollLoop<T> implements Runnable {
     private final Executor batches;
     private final Executor workers;
     private final Settings settings;
-    private final Events events;
+    private final LoopEvents events;
     private final Runnable release;
     private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
     // Partitions revoked or lost while the job ran: their results are no longer ours to commit.
@@ -91,7 +81,7 @@ final class PollLoop<T> implements Runnable {
      * @param release closes the processor and publishers; run once, when no batch is running any more
      */
     PollLoop(KafkaConsumer<byte[], byte[]> consumer, IdempotentProcessor<T> processor, Executor batches,
-             Executor workers, Settings settings, Events events, Runnable release) {
+             Executor workers, Settings settings, LoopEvents events, Runnable release) {
         this.consumer = consumer;
         this.processor = processor;
         this.batches = batches;
@@ -102,7 +92,8 @@ final class PollLoop<T> implements Runnable {
     }
 
     /** Stop taking work: partitions stop after their current record. Any thread. */
-    void stop() {
+    @Override
+    public void stop() {
         stopping = true;
     }
 

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 class IdemKafkaConsumerHealthTest {
 
     @Test
-    void givenAnUnreachableBootstrapServerWhenTheJoinTimeoutPassesThenTheFailureIsReportedAndTheConsumerKeepsTrying() {
+    void anUnreachableBootstrapServerIsReportedAfterTheJoinTimeoutAndTheConsumerKeepsTrying() {
         List<Throwable> heard = new CopyOnWriteArrayList<>();
         IdempotentProcessor.Builder<String> processor = IdempotentProcessor.<String>builder(d -> { })
                 .claims(InMemoryClaimStore.create()).dedupCheck(DedupCheck.none()).codec(PayloadCodec.utf8())

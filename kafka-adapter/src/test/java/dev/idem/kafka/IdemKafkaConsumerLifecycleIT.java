@@ -1,10 +1,11 @@
 package dev.idem.kafka;
 
-import dev.idem.core.ConsumerState;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.idem.core.ConsumerState;
 import dev.idem.core.NonRetryableException;
+import dev.idem.core.memory.ManualClock;
 import dev.idem.kafka.KafkaScenario.Order;
 import dev.idem.redis.Guards;
 import dev.idem.redis.TestRedisson;
@@ -42,7 +43,7 @@ class IdemKafkaConsumerLifecycleIT {
     }
 
     @Test
-    void givenAnInjectedClockWhenARecordWaitsForItsBackoffThenItsPartitionResumesWhenThatClockSaysSo(
+    void aPartitionWaitingForItsBackoffResumesWhenTheInjectedClockSaysSo(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             String flaky = scenario.orderId(1);
@@ -51,7 +52,7 @@ class IdemKafkaConsumerLifecycleIT {
                     throw new IllegalStateException("stock service timeout");
                 }
             });
-            MutableClock clock = new MutableClock();
+            ManualClock clock = new ManualClock();
             scenario.produce(3, 1);
             scenario.start(scenario.consumerBuilder(1, Map.of(), scenario.processorBuilder()).clock(clock));
             await().atMost(DRAIN).until(() -> scenario.calls(flaky) == 1);
@@ -66,7 +67,7 @@ class IdemKafkaConsumerLifecycleIT {
     }
 
     @Test
-    void givenAHandlerOutlivingTheCloseTimeoutWhenClosedThenCloseReturnsInTimeAndTheDeadLetterIsStillPublished(
+    void aHandlerOutlivingTheCloseTimeoutLetsCloseReturnInTimeAndStillPublishesItsDeadLetter(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             scenario.behaviour((order, invocation) -> {
@@ -90,7 +91,7 @@ class IdemKafkaConsumerLifecycleIT {
     }
 
     @Test
-    void givenADeadLetterDecoratorWhenARecordIsDeadLetteredThenItWrapsIdemsPublisher(
+    void aDeadLetterDecoratorWrapsIdemsKafkaPublisher(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             scenario.behaviour((order, invocation) -> {
@@ -111,7 +112,7 @@ class IdemKafkaConsumerLifecycleIT {
     }
 
     @Test
-    void givenAStackOverflowInOneRecordsHandlerWhenItHappensThenItIsThatRecordsFailureAndTheConsumerRunsOn(
+    void aStackOverflowInOneRecordsHandlerIsThatRecordsFailureAndTheConsumerRunsOn(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             String deep = scenario.orderId(1);

@@ -60,7 +60,7 @@ class IdemKafkaConsumerResilienceIT {
     // Errors that belong to one record ---------------------------------------------------------
 
     @Test
-    void givenAHandlerOverflowingItsStackOnOneRecordWhenTwoMembersShareThePartitionThenNeitherDiesAndTheRecordIsDeadLettered(
+    void aHandlerOverflowingItsStackKillsNeitherMemberAndItsRecordIsDeadLettered(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             String deep = scenario.orderId(3);
@@ -86,7 +86,7 @@ class IdemKafkaConsumerResilienceIT {
     }
 
     @Test
-    void givenACodecReturningNullForOneRecordWhenItIsConsumedThenTheConsumerKeepsRunningAndTheOthersAreApplied(
+    void aCodecReturningNullForOneRecordLeavesTheConsumerRunningAndTheOthersApplied(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             String nothing = scenario.orderId(2);
@@ -111,7 +111,7 @@ class IdemKafkaConsumerResilienceIT {
     }
 
     @Test
-    void givenABackoffReturningNoDelayWhenTheConsumerIsBuiltThenItIsRefusedNamingTheBackoff(
+    void aBackoffReturningNoDelayIsRefusedNamingTheBackoff(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             Backoff broken = attempt -> null;
@@ -126,7 +126,7 @@ class IdemKafkaConsumerResilienceIT {
     // Long batches -----------------------------------------------------------------------------
 
     @Test
-    void givenBatchesLongerThanMaxPollIntervalWhenThreeMembersShareThePartitionThenAllStayAliveAndEachRecordIsAppliedOnce(
+    void batchesLongerThanMaxPollIntervalKeepThreeMembersAliveAndApplyEachRecordOnce(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             // 15 records of 1 s per poll: 15 s of processing against a 10 s poll interval.
@@ -154,7 +154,7 @@ class IdemKafkaConsumerResilienceIT {
     // Failed commits ---------------------------------------------------------------------------
 
     @Test
-    void givenTheMemberIsRemovedFromItsGroupMidBatchWhenItCommitsThenItRejoinsAndEveryRecordIsAppliedOnce(
+    void aMemberRemovedFromItsGroupMidBatchRejoinsAndEveryRecordIsAppliedOnce(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON);
              Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
@@ -176,7 +176,7 @@ class IdemKafkaConsumerResilienceIT {
     // Shutdown -----------------------------------------------------------------------------------
 
     @Test
-    void givenSlowRecordsWhenTheConsumerIsClosedMidBatchThenWhatFinishedIsCommittedAndTheRestIsAppliedOnceLater(
+    void aCloseMidBatchCommitsWhatFinishedAndTheRestIsAppliedOnceLater(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             scenario.behaviour((order, invocation) -> TimeUnit.MILLISECONDS.sleep(200));
@@ -198,7 +198,7 @@ class IdemKafkaConsumerResilienceIT {
     // Dead letters -------------------------------------------------------------------------------
 
     @Test
-    void givenADeadLetterWhenItIsPublishedThenTheOriginalKeyAndHeadersAreCopiedByteForByteAndIdemHeadersReplaced(
+    void aDeadLetterCopiesTheOriginalKeyAndHeadersByteForByteAndReplacesIdemHeaders(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             String poison = scenario.orderId(0);
@@ -240,7 +240,7 @@ class IdemKafkaConsumerResilienceIT {
     }
 
     @Test
-    void givenATombstoneThatCannotBeDecodedWhenItIsDeadLetteredThenItStaysATombstoneWithItsKey(
+    void anUndecodableTombstoneStaysATombstoneWithItsKeyInTheDeadLetter(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             byte[] key = scenario.orderId(0).getBytes(StandardCharsets.UTF_8);
@@ -257,7 +257,7 @@ class IdemKafkaConsumerResilienceIT {
     }
 
     @Test
-    void givenADeadLetterPublisherSetOnTheProcessorBuilderWhenARecordIsDeadLetteredThenThatPublisherGetsIt(
+    void aDeadLetterPublisherSetOnTheProcessorBuilderGetsTheDeadLetters(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
             scenario.behaviour((order, invocation) -> {

@@ -75,7 +75,7 @@ class IdemKafkaConsumerSettingsTest {
     }
 
     @Test
-    void givenAMisspelledSettingWhenBuildingThenItIsRefusedNamingItAndTheLikelyOne() {
+    void aMisspelledSettingIsRefusedNamingItAndTheLikelyOne() {
         Map<String, Object> config = config();
         config.put("max.poll.record", 10);
 
@@ -85,7 +85,7 @@ class IdemKafkaConsumerSettingsTest {
     }
 
     @Test
-    void givenANonNumericMaxPollIntervalWhenBuildingThenTheErrorNamesTheSettingAndValue() {
+    void aNonNumericMaxPollIntervalIsRefusedNamingTheSettingAndValue() {
         Map<String, Object> config = config();
         config.put("max.poll.interval.ms", "abc");
 
@@ -95,7 +95,7 @@ class IdemKafkaConsumerSettingsTest {
     }
 
     @Test
-    void givenAProcessorGroupOtherThanGroupIdWhenBuildingThenItIsRefusedNamingBoth() {
+    void aProcessorGroupOtherThanGroupIdIsRefusedNamingBoth() {
         assertThatThrownBy(() -> IdemKafkaConsumer.builder(config(), processor().group("billing"))
                 .topics("orders").build())
                 .isInstanceOf(IllegalArgumentException.class)
@@ -103,7 +103,7 @@ class IdemKafkaConsumerSettingsTest {
     }
 
     @Test
-    void givenAConsumerNeverStartedWhenClosedThenItsKafkaConsumerIsClosed() throws Exception {
+    void aConsumerNeverStartedClosesItsKafkaConsumerOnClose() throws Exception {
         String client = "idem-unstarted-" + UUID.randomUUID();
         Map<String, Object> config = config();
         config.put("client.id", client);
@@ -117,7 +117,7 @@ class IdemKafkaConsumerSettingsTest {
     }
 
     @Test
-    void givenAKafkaConsumerThatCannotBeConstructedWhenBuildingThenTheDeadLetterProducerIsClosedToo() throws Exception {
+    void aKafkaConsumerThatCannotBeConstructedLeavesNoDeadLetterProducerOpen() throws Exception {
         String client = "idem-failing-" + UUID.randomUUID();
         Map<String, Object> config = config();
         config.put("client.id", client);
@@ -131,7 +131,7 @@ class IdemKafkaConsumerSettingsTest {
     }
 
     @Test
-    void givenAConsumerInterceptorWhenBuildingThenTheDeadLetterProducerDoesNotTryToUseIt() {
+    void aConsumerInterceptorIsNotGivenToTheDeadLetterProducer() {
         Map<String, Object> config = config();
         config.put("interceptor.classes", NoOpConsumerInterceptor.class.getName());
 
@@ -139,7 +139,7 @@ class IdemKafkaConsumerSettingsTest {
     }
 
     @Test
-    void givenAClosedConsumerWhenStartedAgainThenTheErrorSaysItIsClosed() {
+    void aClosedConsumerStartedAgainSaysItIsClosed() {
         IdemKafkaConsumer<String> consumer = IdemKafkaConsumer.builder(config(), processor()).topics("orders").build();
         consumer.start();
         consumer.close();

@@ -1,6 +1,7 @@
 package dev.idem.rocketmq;
 
 import dev.idem.core.ConsumerState;
+import dev.idem.core.IdemConsumer;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
@@ -43,7 +44,7 @@ import org.apache.rocketmq.remoting.RPCHook;
  *
  * @param <T> payload type
  */
-public final class IdemRocketMqConsumer<T> implements AutoCloseable {
+public final class IdemRocketMqConsumer<T> implements IdemConsumer {
 
     private final DefaultMQPushConsumer consumer;
     private final IdempotentProcessor<T> processor;
@@ -112,6 +113,7 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
      *
      * @throws IllegalStateException if the client cannot start
      */
+    @Override
     public void start() {
         try {
             consumer.start();
@@ -129,6 +131,7 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
      * How long the message deferred longest in a row has been coming back unsettled; empty when none
      * is ({@link IdempotentProcessor#oldestDeferral()}).
      */
+    @Override
     public Optional<Duration> oldestDeferral() {
         return processor.oldestDeferral();
     }
@@ -137,6 +140,7 @@ public final class IdemRocketMqConsumer<T> implements AutoCloseable {
      * Where the consumer is in its life, as every Idem consumer says it: {@link ConsumerState#RUNNING}
      * when healthy. Read from the RocketMQ client's service state.
      */
+    @Override
     public ConsumerState state() {
         return switch (consumer.getDefaultMQPushConsumerImpl().getServiceState()) {
             case CREATE_JUST -> ConsumerState.NEW;

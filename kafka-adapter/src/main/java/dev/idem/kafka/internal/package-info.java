@@ -1,2 +1,6 @@
-/** Mapping between Kafka records and Idem's envelopes. Not public API. */
+/**
+ * What both Idem Kafka consumers share and users do not call: the consumer's lifecycle and the
+ * options of its builder, settings read from the Kafka configuration, the mapping between records
+ * and envelopes, failure classification and the composed processor. Not public API.
+ */
 package dev.idem.kafka.internal;

@@ -1,12 +1,10 @@
 package dev.idem.kafka.share;
 
-import dev.idem.core.Batch;
-import dev.idem.core.Disposition;
-import dev.idem.core.Envelope;
 import dev.idem.core.IdempotentProcessor;
-import dev.idem.core.Outcome;
-import dev.idem.kafka.internal.KafkaEnvelopes;
-import dev.idem.kafka.internal.KafkaFailures;
+import dev.idem.kafka.internal.ConsumerLifecycle;
+import dev.idem.kafka.internal.LoopEvents;
+import dev.idem.kafka.share.Held.Id;
+import dev.idem.kafka.share.Held.Verdict;
 import dev.idem.kafka.share.internal.DeliveryLimit;
 import java.time.Clock;
 import java.time.Duration;
@@ -21,7 +19,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntSupplier;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -41,7 +38,7 @@ import org.slf4j.LoggerFactory;
  *
  * @param <T> payload type
  */
-final class ShareLoop<T> implements Runnable {
+final class ShareLoop<T> implements ConsumerLifecycle.Loop {
 
     private static final Logger LOG = LoggerFactory.getLogger(ShareLoop.class);
     private static final Duration POLL_WAIT = Duration.ofMillis(100);
@@ -50,75 +47,17 @@ final class ShareLoop<T> implements Runnable {
     // Finished records wait at most this long for slow ones of the same poll before they are
     // acknowledged and the slow ones renewed: a renewal a second per slow record is cheap.
     private static final Duration SETTLE_AFTER = Duration.ofSeconds(1);
-    // A busy record is tried again at least this often, whatever the holder's lease: the holder is
-    // often this member's own earlier batch, whose completion lands within milliseconds, and a try
-    // costs one Redis round trip, never a delivery.
-    private static final Duration BUSY_HOLD_MAX = Duration.ofSeconds(1);
     // The broker's lock when the client has not said yet (Kafka's group.share.record.lock.duration.ms).
     private static final Duration DEFAULT_LOCK = Duration.ofSeconds(30);
-
-    /** What the consumer hears from its poll thread. */
-    interface Events {
-        /** The first poll went through. */
-        void joined();
-
-        /** A failure the consumer survived, or (fatal) the one that stopped it. */
-        void failed(Throwable failure, boolean fatal);
-
-        /** The poll thread has closed the share consumer and is ending. */
-        void ended();
-    }
 
     /** Fixed settings of the loop. */
     record Settings(List<String> topics, IntSupplier deliveryLimit, Duration closeTimeout, Clock clock) {
     }
 
-    /** A record's place: topic, partition, offset. */
-    private record Id(String topic, int partition, long offset) {
-        static Id of(ConsumerRecord<?, ?> record) {
-            return new Id(record.topic(), record.partition(), record.offset());
-        }
-    }
-
-    /**
-     * What is to be done with a held record: acknowledge it with {@code type} once {@code at} has
-     * come, or (type null) run it again then.
-     */
-    private record Verdict(AcknowledgeType type, Instant at) {
-        boolean rerun() {
-            return type == null;
-        }
-    }
-
-    /** A record Idem holds: acquired from the broker and not yet acknowledged for good. */
-    private static final class Held {
-        final Id id;
-        // As the last poll returned it, and when: its lock was acquired or renewed then. Poll thread only.
-        ConsumerRecord<byte[], byte[]> record;
-        Instant returned;
-        // When its lock was last renewed (RENEW sent), null if never. Poll thread only.
-        Instant renewed;
-        // Null while it runs; set by the worker that finished it, read by the poll thread.
-        volatile Verdict verdict;
-        // The broker's delivery count of the delivery being run: a later delivery is another Held.
-        final int deliveries;
-
-        Held(ConsumerRecord<byte[], byte[]> record) {
-            this.id = Id.of(record);
-            this.record = record;
-            this.deliveries = deliveries(record);
-        }
-
-        boolean running() {
-            return verdict == null;
-        }
-    }
-
     private final ShareConsumer<byte[], byte[]> consumer;
-    private final IdempotentProcessor<T> processor;
-    private final Executor workers;
+    private final ShareRuns<T> runs;
     private final Settings settings;
-    private final Events events;
+    private final LoopEvents events;
     private final Runnable release;
     private final Map<Id, Held> held = new HashMap<>();
     // Returned by the last poll: each is acknowledged (for good, or RENEW) before the next poll.
@@ -126,27 +65,26 @@ final class ShareLoop<T> implements Runnable {
     private final Semaphore changed = new Semaphore(0);
     // Acknowledgements the broker refused (the lock had expired): those records are no longer ours.
     private final Queue<Id> refused = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger running = new AtomicInteger();
     // Set once the poll thread has closed the client: the last batch to close then releases the rest.
     private volatile boolean ended;
     private volatile boolean stopping;
-    private volatile Throwable crash;
     private Instant flightStarted;
     private boolean joined;
 
     /** @param release closes the processor and publishers (idempotent); run once no record runs any more */
     ShareLoop(ShareConsumer<byte[], byte[]> consumer, IdempotentProcessor<T> processor, Executor workers,
-              Settings settings, Events events, Runnable release) {
+              Settings settings, LoopEvents events, Runnable release) {
         this.consumer = consumer;
-        this.processor = processor;
-        this.workers = workers;
         this.settings = settings;
+        this.runs = new ShareRuns<>(processor, workers, settings.clock(), settings.deliveryLimit(), events,
+                changed::release, this::releaseWhenIdle);
         this.events = events;
         this.release = release;
     }
 
     /** Stop taking work: running records finish, held ones are released. Any thread. */
-    void stop() {
+    @Override
+    public void stop() {
         stopping = true;
         changed.release();
     }
@@ -157,15 +95,15 @@ final class ShareLoop<T> implements Runnable {
         try {
             consumer.setAcknowledgementCommitCallback(this::acknowledged);
             consumer.subscribe(settings.topics());
-            while (!stopping && crash == null) {
+            while (!stopping && runs.crash() == null) {
                 cycle(false);
             }
-            if (crash == null) {
+            if (runs.crash() == null) {
                 drain();
             }
-            crashed = crash != null;
+            crashed = runs.crash() != null;
             if (crashed) {
-                throw crash;
+                throw runs.crash();
             }
         } catch (Throwable e) {
             // A JVM error is a crash: nothing more is acknowledged; the records' locks expire.
@@ -184,9 +122,9 @@ final class ShareLoop<T> implements Runnable {
                 LOG.warn("closing the Kafka share consumer for {} failed", settings.topics(), e);
             }
             ended = true;
-            if (running.get() > 0) {
+            if (runs.running() > 0) {
                 LOG.warn("{} record(s) still running after {}; lease renewal and the dead-letter producer are "
-                        + "closed when they end", running.get(), settings.closeTimeout());
+                        + "closed when they end", runs.running(), settings.closeTimeout());
             }
             releaseWhenIdle();
             events.ended();
@@ -311,11 +249,7 @@ final class ShareLoop<T> implements Runnable {
     }
 
     private boolean lastDelivery(Held h) {
-        return h.deliveries >= settings.deliveryLimit().getAsInt();
-    }
-
-    private static int deliveries(ConsumerRecord<?, ?> record) {
-        return record.deliveryCount().map(Short::intValue).orElse(1);
+        return h.lastDelivery(settings.deliveryLimit().getAsInt());
     }
 
     /** Records of a poll: new ones start, renewed ones (still held) rejoin the flight. */
@@ -328,7 +262,7 @@ final class ShareLoop<T> implements Runnable {
         for (ConsumerRecord<byte[], byte[]> record : polled) {
             Id id = Id.of(record);
             Held h = held.get(id);
-            if (h != null && h.deliveries != deliveries(record)) {
+            if (h != null && h.deliveries != Held.deliveries(record)) {
                 // Not our renewed record coming back: its lock expired and this is a new delivery, whose
                 // verdict (and whether it is the last) is its own. A run of the old one still going on
                 // holds the key: the new one finds it busy.
@@ -348,7 +282,7 @@ final class ShareLoop<T> implements Runnable {
             h.returned = now;
             flight.add(h);
         }
-        start(fresh);
+        runs.start(fresh);
     }
 
     private void rerunDue(Instant now) {
@@ -360,135 +294,14 @@ final class ShareLoop<T> implements Runnable {
                 due.add(h);
             }
         }
-        start(due);
-    }
-
-    /** Claims the records' keys in one round trip and runs them on the workers. */
-    private void start(List<Held> records) {
-        if (records.isEmpty()) {
-            return;
-        }
-        List<Envelope> envelopes = new ArrayList<>(records.size());
-        for (Held h : records) {
-            ConsumerRecord<byte[], byte[]> record = h.record;
-            envelopes.add(KafkaEnvelopes.of(record, h.deliveries));
-        }
-        running.addAndGet(records.size());
-        workers.execute(() -> runBatch(records, envelopes));
-    }
-
-    private void runBatch(List<Held> records, List<Envelope> envelopes) {
-        Batch<T> batch;
-        try {
-            batch = processor.open(envelopes);
-        } catch (RuntimeException | Error e) {
-            if (KafkaFailures.isCrash(e)) {
-                records.forEach(h -> decide(h, null));
-                ended(records.size());
-                crashed(e);
-                return;
-            }
-            // Nothing is claimed: the records are held (not released: no run happened) and tried again.
-            Instant again = settings.clock().instant().plusSeconds(1);
-            records.forEach(h -> decide(h, new Verdict(null, again)));
-            ended(records.size());
-            LOG.error("could not claim the keys of {} record(s); trying again in a second", records.size(), e);
-            events.failed(e, false);
-            return;
-        }
-        AtomicInteger left = new AtomicInteger(records.size());
-        for (int i = 0; i < records.size(); i++) {
-            int index = i;
-            workers.execute(() -> {
-                try {
-                    runOne(batch, records.get(index), index);
-                } finally {
-                    if (left.decrementAndGet() == 0) {
-                        try {
-                            batch.close();
-                        } finally {
-                            // Only now: the processor may close once the batch's completion is sent.
-                            ended(records.size());
-                        }
-                    }
-                }
-            });
-        }
-    }
-
-    private void runOne(Batch<T> batch, Held h, int index) {
-        if (crash != null) {
-            decide(h, null);
-            return;
-        }
-        Outcome outcome;
-        try {
-            outcome = batch.process(index);
-        } catch (RuntimeException | Error e) {
-            if (KafkaFailures.isCrash(e)) {
-                decide(h, null);
-                try {
-                    batch.abandon();
-                } finally {
-                    crashed(e);
-                }
-                return;
-            }
-            // The core let it escape (a handler Error, a codec returning null): this record's failure.
-            // Its claim is neither completed nor released, so it comes back when its lease ends.
-            decide(h, failed(h, processor.lease()));
-            LOG.error("{} escaped Idem's processing of {}; treating it as this record's failure", e.getClass().getName(),
-                    h.id, e);
-            events.failed(e, false);
-            return;
-        }
-        Disposition disposition = outcome.disposition();
-        if (disposition.acknowledges()) {
-            decide(h, new Verdict(AcknowledgeType.ACCEPT, Instant.EPOCH));
-        } else if (disposition.action() == Disposition.Action.RETRY) {
-            decide(h, failed(h, disposition.delay()));
-        } else {
-            // Busy or Deferred: no run happened, and a release would spend one of the record's
-            // deliveries. Held (its lock renewed) and tried again after the delay.
-            Duration delay = disposition.delay();
-            if (disposition.action() == Disposition.Action.BUSY && delay.compareTo(BUSY_HOLD_MAX) > 0) {
-                delay = BUSY_HOLD_MAX;
-            }
-            decide(h, new Verdict(null, settings.clock().instant().plus(delay)));
-        }
-    }
-
-    /**
-     * A failed run: released after the backoff, so the broker counts the delivery; on the broker's
-     * last delivery, held and run again here instead, because a release then would be archived.
-     */
-    private Verdict failed(Held h, Duration delay) {
-        Instant at = settings.clock().instant().plus(delay);
-        return lastDelivery(h) ? new Verdict(null, at) : new Verdict(AcknowledgeType.RELEASE, at);
-    }
-
-    /** A run ended with this verdict (null: none, after a crash); the poll thread acts on it. */
-    private void decide(Held h, Verdict verdict) {
-        h.verdict = verdict;
-        changed.release();
-    }
-
-    /** Records whose batch is closed: when none runs any more, the processor may close. */
-    private void ended(int records) {
-        running.addAndGet(-records);
-        releaseWhenIdle();
+        runs.start(due);
     }
 
     /** Closes the processor and publishers when the client is closed and no batch is open (release runs once). */
     private void releaseWhenIdle() {
-        if (ended && running.get() == 0) {
+        if (ended && runs.running() == 0) {
             release.run();
         }
-    }
-
-    private void crashed(Throwable e) {
-        crash = e;
-        changed.release();
     }
 
     /**
@@ -497,7 +310,7 @@ final class ShareLoop<T> implements Runnable {
      */
     private void drain() throws InterruptedException {
         long deadline = System.nanoTime() + settings.closeTimeout().toNanos();
-        while (System.nanoTime() < deadline && crash == null && (anyRunning() || held.size() > flight.size())) {
+        while (System.nanoTime() < deadline && runs.crash() == null && (anyRunning() || held.size() > flight.size())) {
             cycle(true);
         }
         acknowledgeFlight(settings.clock().instant(), true, true);

@@ -11,7 +11,8 @@ import dev.idem.core.InfrastructureException;
 import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
 import dev.idem.core.memory.InMemoryClaimStore;
-import dev.idem.kafka.share.internal.MonotonicClock;
+import dev.idem.kafka.internal.LoopEvents;
+import dev.idem.kafka.internal.MonotonicClock;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -66,7 +67,7 @@ class ShareLoopHeldTest {
                 "v".getBytes(StandardCharsets.UTF_8)));
         loop[0] = new ShareLoop<>(client, processor, workers,
                 new ShareLoop.Settings(List.of("t"), () -> 10, CLOSE_TIMEOUT, MonotonicClock.system()),
-                new ShareLoop.Events() {
+                new LoopEvents() {
                     @Override
                     public void joined() {
                     }

@@ -1,4 +1,4 @@
-package dev.idem.kafka.share.internal;
+package dev.idem.kafka.internal;
 
 import java.time.Clock;
 import java.time.Instant;

@@ -1,0 +1,33 @@
+package dev.idem.core;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * What every Idem consumer is to the application around it (a framework's lifecycle, a health
+ * check, a main method): started once, in a {@link ConsumerState}, perhaps holding a message that
+ * keeps coming back unsettled, closed in order. {@code IdemKafkaConsumer},
+ * {@code IdemKafkaShareConsumer} and {@code IdemRocketMqConsumer} are Idem consumers.
+ */
+public interface IdemConsumer extends AutoCloseable {
+
+    /**
+     * Starts consuming on Idem's (or the client's) own threads.
+     *
+     * @throws IllegalStateException if it cannot start, or was started or closed before
+     */
+    void start();
+
+    /** Where the consumer is in its life: {@link ConsumerState#RUNNING} when healthy. */
+    ConsumerState state();
+
+    /**
+     * How long the message deferred longest in a row has been coming back unsettled; empty when none
+     * is ({@link IdempotentProcessor#oldestDeferral()}).
+     */
+    Optional<Duration> oldestDeferral();
+
+    /** Stops taking work, lets what runs finish within the consumer's close timeout, then lets go of the rest. */
+    @Override
+    void close();
+}
