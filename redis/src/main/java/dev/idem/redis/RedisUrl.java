@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.redisson.config.BaseConfig;
 import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
@@ -35,8 +36,8 @@ import org.redisson.config.SingleServerConfig;
  * @param database    the database number (0 on a Cluster)
  * @param primaryName the name the Sentinels know the primary by; null unless Sentinel
  */
-public record RedisUrl(Topology topology, List<String> nodes, String user, String password, int database,
-                       String primaryName) {
+public record RedisUrl(Topology topology, List<String> nodes, @Nullable String user, @Nullable String password,
+                       int database, @Nullable String primaryName) {
 
     /** The kinds of Redis deployment a URL can name. */
     public enum Topology { SINGLE, SENTINEL, CLUSTER }

@@ -1,0 +1,204 @@
+package dev.idem.redis;
+
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.spi.Claim;
+import dev.idem.core.spi.ClaimRequest;
+import dev.idem.core.spi.ClaimStoreException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.redisson.api.RScript;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The claim call of a {@link RedisClaimStore}: a batch's keys claimed in one script call per slot
+ * group, fresh keys of a large enough group as compact records of one batch record; keys of a slot
+ * being migrated claimed one by one; whole or nothing to the caller (a failed call releases what it
+ * may hold). Thread-safe.
+ */
+final class ClaimRound {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RedisClaimStore.class);
+    // How long a slot that answered TRYAGAIN is taken for one being migrated: its keys go one by one.
+    private static final Duration MIGRATING_FOR = Duration.ofSeconds(10);
+
+    private final RedisClaimStore store;
+    private final RedisScripts scripts;
+    private final KeySpace keys;
+    private final CompactClaims compact;
+    private final long doneWindowMillis;
+    private final long attemptsWindowMillis;
+    private final int minCompactBatch;
+    // Slots that answered TRYAGAIN lately, with when (System.nanoTime) that stops being assumed.
+    private final Map<Integer, Long> migrating = new ConcurrentHashMap<>();
+
+    ClaimRound(RedisClaimStore store, RedisScripts scripts, KeySpace keys, CompactClaims compact,
+               long doneWindowMillis, long attemptsWindowMillis, int minCompactBatch) {
+        this.store = store;
+        this.scripts = scripts;
+        this.keys = keys;
+        this.compact = compact;
+        this.doneWindowMillis = doneWindowMillis;
+        this.attemptsWindowMillis = attemptsWindowMillis;
+        this.minCompactBatch = minCompactBatch;
+    }
+
+    List<Claim> claim(List<ClaimRequest> requests, String owner, Duration lease) {
+        List<String> names = requests.stream().map(r -> keys.of(r.key())).toList();
+        long window = Math.max(attemptsWindowMillis, lease.toMillis() * 2);
+        String compactWindow = Long.toString(doneWindowMillis + Math.max(RedisClaimStore.COMPLETE_WITHIN, lease.toMillis() * 2));
+        Map<Integer, String> batchRecords = new ConcurrentHashMap<>();
+        // Keys of a slot seen being migrated go one by one; the others in one call per slot.
+        List<Integer> grouped = new ArrayList<>(names.size());
+        List<Integer> alone = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            (migrating.isEmpty() || !migrating(keys.slotOf(names.get(i))) ? grouped : alone).add(i);
+        }
+        List<Object> replies = new ArrayList<>(Collections.nCopies(names.size(), null));
+        List<Object> groupReplies = grouped.isEmpty() ? List.of()
+                : scripts.each(grouped.stream().map(names::get).toList(), (slot, group) -> {
+            long fresh = group.stream().filter(i -> requests.get(grouped.get(i)).attemptFloor() <= 1).count();
+            String id = fresh >= minCompactBatch ? BatchIds.next() : "";
+            batchRecords.put(slot, keys.batchPrefix(slot) + id);
+            List<Object> claimArgs = new ArrayList<>(List.of("claim", owner, Long.toString(lease.toMillis()),
+                    Long.toString(window), compactWindow, id));
+            StringBuilder perKey = new StringBuilder(group.size() * 16);
+            for (int i : group) {
+                appendFloorAndBorn(perKey, requests.get(grouped.get(i)));
+            }
+            claimArgs.add(perKey.toString());
+            return new RedisScripts.Extra(List.of(keys.epochKey(slot), batchRecords.get(slot)),
+                    keys.args(slot, claimArgs.toArray()));
+        });
+        for (int g = 0; g < grouped.size(); g++) {
+            Object reply = groupReplies.get(g);
+            if (reply instanceof RedisScripts.Failed failed && (failed.tryAgain() || !failed.known())) {
+                // A slot being migrated, or a call whose reply is missing (the batch failed elsewhere):
+                // claimed again alone, which a claim by the same owner may be (it keeps its claim).
+                if (failed.tryAgain()) {
+                    migrating.put(keys.slotOf(names.get(grouped.get(g))), System.nanoTime() + MIGRATING_FOR.toNanos());
+                }
+                alone.add(grouped.get(g));
+            } else {
+                replies.set(grouped.get(g), reply);
+            }
+        }
+        for (int i : alone) {
+            replies.set(i, claimAlone(names.get(i), requests.get(i), owner, lease, window, compactWindow));
+        }
+        failIfAnyFailed(replies, requests, owner);
+        Map<Integer, List<String>> compactBySlot = new HashMap<>();
+        List<String> full = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            String reply = (String) replies.get(i);
+            if (reply.startsWith("c:")) {
+                compactBySlot.computeIfAbsent(keys.slotOf(names.get(i)), s -> new ArrayList<>()).add(names.get(i));
+                replies.set(i, "C" + reply.substring(1));
+            } else if (reply.startsWith("C:") || reply.startsWith("K:")) {
+                full.add(names.get(i));
+            }
+        }
+        compactBySlot.forEach((slot, compactKeys) -> compact.claimed(batchRecords.get(slot), owner, compactKeys));
+        // After: a key answered twice in one call (compact, then claimed again) is a full record.
+        // Only a claimed reply rewrote the key; Done, Busy or Unreadable left it as it was.
+        full.forEach(key -> compact.changed(key, owner));
+        List<Claim> claims = new ArrayList<>(requests.size());
+        String lastReply = null;
+        Claim last = null;
+        for (int i = 0; i < requests.size(); i++) {
+            // Fresh claims of one call share one reply: parsed once.
+            String reply = (String) replies.get(i);
+            Claim claim = reply.equals(lastReply) && last instanceof Claim.Claimed same
+                    ? ClaimRecords.rekeyed(same, requests.get(i).key())
+                    : ClaimRecords.claim(requests.get(i).key(), reply);
+            lastReply = reply;
+            last = claim;
+            if (claim instanceof Claim.Unreadable) {
+                LOG.error("Redis key {} holds a value that is not an Idem claim record; {} cannot be processed "
+                        + "until it is removed (is something else writing under the prefix '{}'?)",
+                        names.get(i), claim.key(), keys.prefix());
+            }
+            claims.add(claim);
+        }
+        return claims;
+    }
+
+    private static void appendFloorAndBorn(StringBuilder perKey, ClaimRequest request) {
+        // 0 is "unknown", as is a born time before 1970.
+        perKey.append(request.attemptFloor()).append(':')
+                .append(request.bornAt() == null ? 0 : Math.max(0, request.bornAt().toEpochMilli())).append(',');
+    }
+
+    private boolean migrating(int slot) {
+        Long until = migrating.get(slot);
+        if (until == null) {
+            return false;
+        }
+        if (System.nanoTime() - until > 0) {
+            migrating.remove(slot, until);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * One key claimed alone (its slot is being migrated: a call naming several keys there gets
+     * TRYAGAIN while some are missing), as a full record.
+     *
+     * @return the script's reply, or a {@link RedisScripts.Failed}
+     */
+    private Object claimAlone(String redisKey, ClaimRequest request, String owner, Duration lease, long window,
+                              String compactWindow) {
+        StringBuilder perKey = new StringBuilder(24);
+        appendFloorAndBorn(perKey, request);
+        try {
+            List<Object> reply = store.one(redisKey, RScript.ReturnType.MULTI, "claim1", owner,
+                    Long.toString(lease.toMillis()), Long.toString(window), compactWindow, "", perKey.toString(),
+                    keys.epochKey(keys.slotOf(redisKey)));
+            return reply.get(0);
+        } catch (ClaimStoreException e) {
+            return new RedisScripts.Failed(e, true);
+        }
+    }
+
+    /**
+     * A claim call is whole or nothing to its caller: when a slot's call failed, every key the call
+     * may have claimed (claimed, or whose reply is missing) is released before the failure is thrown,
+     * so nothing stays claimed that the caller was not told of (copies elsewhere found it busy for a
+     * whole lease). A release is owner-checked: a key this owner did not hold is left as it is.
+     */
+    private void failIfAnyFailed(List<Object> replies, List<ClaimRequest> requests, String owner) {
+        RedisScripts.Failed failed = null;
+        List<IdempotencyKey> mayHold = new ArrayList<>();
+        for (int i = 0; i < replies.size(); i++) {
+            Object reply = replies.get(i);
+            if (reply instanceof RedisScripts.Failed f) {
+                failed = failed == null || !failed.known() ? f : failed;
+                if (!f.known()) {
+                    mayHold.add(requests.get(i).key());
+                }
+            } else if (reply instanceof String text && (text.startsWith("C:") || text.startsWith("c:"))) {
+                mayHold.add(requests.get(i).key());
+            }
+        }
+        if (failed == null) {
+            return;
+        }
+        if (!mayHold.isEmpty()) {
+            try {
+                store.release(mayHold, owner);
+            } catch (ClaimStoreException e) {
+                LOG.warn("could not release the {} key(s) a failed claim call may hold; their leases will expire",
+                        mayHold.size(), e);
+            }
+        }
+        Throwable cause = failed.cause();
+        throw cause instanceof ClaimStoreException store ? store
+                : new ClaimStoreException("Redis unavailable or failing: " + RedisScripts.rootMessage(cause), cause);
+    }
+}
