@@ -43,14 +43,16 @@ final class Completions<T> {
     private final ClaimStore claims;
     private final LeaseRenewer renewer;
     private final Meters meters;
+    private final Ticker ticker;
     // Completions sent and not yet confirmed, each with its keys: a claim that finds one of these
     // keys busy waits for its completion and asks again, instead of every claim waiting.
     private final Map<CompletableFuture<Void>, List<IdempotencyKey>> completing = new ConcurrentHashMap<>();
 
-    Completions(ClaimStore claims, LeaseRenewer renewer, Meters meters) {
+    Completions(ClaimStore claims, LeaseRenewer renewer, Meters meters, Ticker ticker) {
         this.claims = claims;
         this.renewer = renewer;
         this.meters = meters;
+        this.ticker = ticker;
     }
 
     /**
@@ -91,7 +93,7 @@ final class Completions<T> {
             if (round.closed) {
                 now = List.of(key);
             } else {
-                long at = System.nanoTime();
+                long at = ticker.nanos();
                 if (round.toComplete.isEmpty()) {
                     round.waitingSinceNanos = at;
                 }

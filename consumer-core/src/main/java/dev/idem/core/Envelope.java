@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A message as the broker delivered it, before Idem decodes it: what adapters hand to the
@@ -25,8 +26,8 @@ import java.util.Optional;
  *                      opaque to the core, or null; adapters and handlers read it with {@link #source(Class)}
  */
 public record Envelope(String topic, int partition, String position, String messageId, int brokerAttempt,
-                       Map<String, String> headers, byte[] body, byte[] messageKey, Instant timestamp,
-                       Object source) {
+                       Map<String, String> headers, byte[] body, byte @Nullable [] messageKey,
+                       @Nullable Instant timestamp, @Nullable Object source) {
 
     /** An envelope without a message key, timestamp or native message (tests, hand-made messages). */
     public Envelope(String topic, int partition, String position, String messageId, int brokerAttempt,
@@ -36,7 +37,7 @@ public record Envelope(String topic, int partition, String position, String mess
 
     /** An envelope with a message key but no timestamp or native message. */
     public Envelope(String topic, int partition, String position, String messageId, int brokerAttempt,
-                    Map<String, String> headers, byte[] body, byte[] messageKey) {
+                    Map<String, String> headers, byte[] body, byte @Nullable [] messageKey) {
         this(topic, partition, position, messageId, brokerAttempt, headers, body, messageKey, null, null);
     }
 

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs deliveries through Idem's fixed order: claim, business dedup check, handler, then done,
@@ -119,6 +120,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         // A throwing compensation hook is retried this often, then reported.
         int compensationAttempts = 3;
         Clock clock = Clock.systemUTC();
+        Ticker ticker = Ticker.system();
         // A Micrometer MeterRegistry, or null for no metrics; typed loosely so Micrometer is optional.
         Object meterRegistry;
         final Map<String, String> meterTags = new LinkedHashMap<>();
@@ -215,17 +217,17 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         }
 
         /** The group set so far, or null: adapters fill it in from the broker's group and refuse a different one. */
-        public String group() {
+        public @Nullable String group() {
             return group;
         }
 
         /** The business check set so far, or null: adapters refuse checks their listeners cannot feed. */
-        public DedupCheck<? super T> dedupCheck() {
+        public @Nullable DedupCheck<? super T> dedupCheck() {
             return dedupCheck;
         }
 
         /** The dead-letter publisher set so far, or null: adapters provide theirs when none is set. */
-        public DeadLetterPublisher deadLetters() {
+        public @Nullable DeadLetterPublisher deadLetters() {
             return deadLetters;
         }
 
@@ -279,6 +281,16 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         }
 
         /**
+         * Where elapsed time is read for leases (whether a claim's lease may have ended while its
+         * message waited or ran) and for completion timing. Default {@link Ticker#system()}; tests
+         * move one by hand.
+         */
+        public Builder<T> ticker(Ticker ticker) {
+            this.ticker = ticker;
+            return this;
+        }
+
+        /**
          * Where metrics go (Micrometer must then be on the class path). Default: no metrics. The
          * meters are listed in docs/guide/operating.md.
          */
@@ -320,6 +332,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
             required("interceptor", interceptor);
             required("backoff", backoff);
             required("clock", clock);
+            required("ticker", ticker);
             required("onOutcome", onOutcome);
             required("handler", handler);
             if (maxAttempts < 1) {

@@ -2,6 +2,7 @@ package dev.idem.core;
 
 import java.util.Objects;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where a message's idempotency key comes from. A business key taken from the payload is the
@@ -19,7 +20,7 @@ public interface KeySource<T> {
     /**
      * @return the key, or null if the message has none
      */
-    String keyOf(Envelope envelope, T payload);
+    @Nullable String keyOf(Envelope envelope, T payload);
 
     /** A business key computed from the decoded payload, e.g. {@code order -> order.id() + ":reserve"}. */
     static <T> KeySource<T> payload(Function<? super T, String> key) {

@@ -20,7 +20,7 @@ record ProcessorConfig<T>(String group, ClaimStore claims, DedupCheck<? super T>
                           Duration maxDeferral, List<Class<? extends Throwable>> fatal,
                           List<Class<? extends Throwable>> infrastructure, DeadLetterPublisher deadLetters,
                           Compensation compensation, int compensationAttempts, Clock clock,
-                          Consumer<Outcome> onOutcome) {
+                          Ticker ticker, Consumer<Outcome> onOutcome) {
 
     ProcessorConfig {
         fatal = List.copyOf(fatal);
@@ -31,6 +31,6 @@ record ProcessorConfig<T>(String group, ClaimStore claims, DedupCheck<? super T>
     static <T> ProcessorConfig<T> of(IdempotentProcessor.Builder<T> b) {
         return new ProcessorConfig<>(b.group, b.claims, b.dedupCheck, b.handler, b.interceptor, b.codec, b.keys,
                 b.maxAttempts, b.lease, b.backoff, b.maxDeferral, b.fatal, b.infrastructure, b.deadLetters,
-                b.compensation, b.compensationAttempts, b.clock, b.onOutcome);
+                b.compensation, b.compensationAttempts, b.clock, b.ticker, b.onOutcome);
     }
 }

@@ -6,22 +6,14 @@ import dev.idem.core.internal.LeaseRenewer;
 import dev.idem.core.internal.Meters;
 import dev.idem.core.internal.Prepared;
 import dev.idem.core.spi.Claim;
-import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
 import dev.idem.core.spi.FailureCount;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,7 +23,7 @@ import org.slf4j.MDC;
  * Idem's fixed order, the whole of it, top to bottom (docs/design.md, "The processing order"):
  * <ol>
  *   <li>{@link #open}: decode each message and find its key, claim every key in one round trip,
- *       and hold the claims (their leases are renewed until the batch closes);</li>
+ *       and hold the claims (their leases are renewed until the batch closes): {@link ClaimStep};</li>
  *   <li>{@link #run}, per message: read the claim's answer, make sure the lease still holds, run the
  *       business check, run the handler, then settle: done, retry, or dead letter and compensation
  *       ({@link DeadLetterStep}); what stops a trip short without failing it is {@link Setbacks};</li>
@@ -68,16 +60,14 @@ final class Protocol<T> implements AutoCloseable {
     private final Deferrals deferrals;
     private final Failures failures;
     private final Clock clock;
+    private final Ticker ticker;
     private final Meters meters;
     private final Consumer<Outcome> onOutcome;
     private final LeaseRenewer renewer;
-    private final Preparation<T> preparation;
+    private final ClaimStep<T> claimStep;
     private final Setbacks<T> setbacks;
     private final DeadLetterStep<T> deadLetterStep;
     private final Completions<T> completions;
-    private final String instance = UUID.randomUUID().toString().substring(0, 13);
-    private final AtomicLong owners = new AtomicLong();
-    private final AtomicBoolean storeDown = new AtomicBoolean();
 
     Protocol(ProcessorConfig<T> c, Meters meters) {
         this.claims = c.claims();
@@ -92,15 +82,17 @@ final class Protocol<T> implements AutoCloseable {
         this.deferrals = new Deferrals(c.backoff().delay(64));
         this.failures = new Failures(c.fatal(), c.infrastructure());
         this.clock = c.clock();
+        this.ticker = c.ticker();
         this.meters = meters;
         meters.oldestDeferral(() -> oldestDeferral().orElse(Duration.ZERO));
         this.onOutcome = c.onOutcome();
-        this.renewer = new LeaseRenewer(c.claims(), c.lease(), meters);
-        this.preparation = new Preparation<>(c.group(), c.codec(), KeyTextSource.of(c.keys()));
+        this.renewer = new LeaseRenewer(c.claims(), c.lease(), meters, c.ticker()::nanos);
         this.setbacks = new Setbacks<>(c.claims(), deferrals, c.backoff(), failures, c.clock(), meters);
         this.deadLetterStep = new DeadLetterStep<>(c, dedupCheck, new CompensationRecords(dedupCheck), deferrals,
                 setbacks, meters);
-        this.completions = new Completions<>(c.claims(), renewer, meters);
+        this.completions = new Completions<>(c.claims(), renewer, meters, c.ticker());
+        this.claimStep = new ClaimStep<>(new Preparation<>(c.group(), c.codec(), KeyTextSource.of(c.keys())),
+                c.claims(), c.lease(), renewer, completions, meters, c.ticker());
     }
 
     /** How long the key deferred longest in a row here has been coming back deferred; empty when none is. */
@@ -116,47 +108,7 @@ final class Protocol<T> implements AutoCloseable {
     // ---- 1. Open: prepare, claim, hold ---------------------------------------------------------
 
     Round<T> open(List<Envelope> envelopes) {
-        List<Prepared<T>> items = new ArrayList<>(envelopes.size());
-        Map<IdempotencyKey, ClaimRequest> requests = new LinkedHashMap<>(envelopes.size() * 2);
-        for (Envelope envelope : envelopes) {
-            Prepared<T> item = preparation.prepare(envelope);
-            items.add(item);
-            requests.putIfAbsent(item.key(), new ClaimRequest(item.key(), envelope.brokerAttempt(), envelope.timestamp()));
-        }
-        String owner = instance + "-" + owners.incrementAndGet();
-        Map<IdempotencyKey, Claim> answers = new HashMap<>(requests.size() * 2);
-        ClaimStoreException failure = null;
-        long claimedAt = System.nanoTime();
-        try {
-            for (Claim claim : claimAll(List.copyOf(requests.values()), owner)) {
-                answers.put(claim.key(), claim);
-            }
-            completions.claimAgainAfterOwnCompletions(requests, answers, again -> claimAll(again, owner));
-        } catch (ClaimStoreException e) {
-            failure = e;
-        }
-        List<IdempotencyKey> held = answers.values().stream()
-                .filter(c -> c instanceof Claim.Claimed || c instanceof Claim.Compensate).map(Claim::key).toList();
-        return new Round<>(owner, items, answers, failure, renewer.hold(owner, held, claimedAt));
-    }
-
-    /** Claims keys in one call; a store failure is logged once per outage and rethrown. */
-    private List<Claim> claimAll(List<ClaimRequest> requests, String owner) {
-        try {
-            List<Claim> answers = meters.claim(() -> claims.claim(requests, owner, lease));
-            if (storeDown.compareAndSet(true, false)) {
-                LOG.info("claim store reachable again; processing resumes");
-            }
-            return answers;
-        } catch (ClaimStoreException e) {
-            meters.storeUnavailable();
-            if (storeDown.compareAndSet(false, true)) {
-                LOG.error("claim store unreachable; failing closed: nothing is acknowledged until it answers", e);
-            }
-            throw e;
-        } catch (Exception e) {
-            throw new IllegalStateException("claim store failed unexpectedly", e);
-        }
+        return claimStep.open(envelopes);
     }
 
     // ---- 2. Run one message --------------------------------------------------------------------
@@ -283,7 +235,7 @@ final class Protocol<T> implements AutoCloseable {
                 // finished first, so a crash now cannot run those again.
                 completions.completeWaiting(round);
             }
-            long sentAt = System.nanoTime();
+            long sentAt = ticker.nanos();
             try {
                 if (!claims.count(key, round.owner, lease)) {
                     return setbacks.leaseLost(key);
@@ -349,7 +301,7 @@ final class Protocol<T> implements AutoCloseable {
 
     /** Renews one held key now; false if it is no longer ours (or the store cannot tell). */
     private boolean confirmRenewed(Round<T> round, IdempotencyKey key) {
-        long sentAt = System.nanoTime();
+        long sentAt = ticker.nanos();
         try {
             if (claims.renew(List.of(key), round.owner, lease).isEmpty()) {
                 round.held.confirmed(key, sentAt);

@@ -4,4 +4,7 @@
  * compensation, dead-letter routing, the handler interceptor), each with stock implementations as
  * static factories. Adapters for Kafka and RocketMQ build on this package.
  */
+@NullMarked
 package dev.idem.core;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,15 +1,17 @@
 package dev.idem.core;
 
-import dev.idem.core.spi.CompensationOutcome;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.core.memory.InMemoryClaimStore;
+import dev.idem.core.memory.ManualClock;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
+import dev.idem.core.spi.CompensationOutcome;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -24,7 +26,7 @@ import org.junit.jupiter.api.Test;
 class DeadLetterRecordTest {
 
     private static final Duration LEASE = Duration.ofSeconds(30);
-    private final MutableClock clock = new MutableClock();
+    private final ManualClock clock = new ManualClock(Instant.parse("2026-11-22T10:00:00Z"));
     private final InMemoryClaimStore memory = new InMemoryClaimStore(clock, Duration.ofDays(7), Duration.ofDays(1));
     private final AtomicBoolean storeFailsRecording = new AtomicBoolean();
     private final AtomicBoolean checkDown = new AtomicBoolean();

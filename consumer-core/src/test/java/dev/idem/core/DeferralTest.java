@@ -3,11 +3,13 @@ package dev.idem.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.core.memory.InMemoryClaimStore;
+import dev.idem.core.memory.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.ConnectException;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -22,7 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class DeferralTest {
 
-    private final MutableClock clock = new MutableClock();
+    private final ManualClock clock = new ManualClock(Instant.parse("2026-11-22T10:00:00Z"));
     private final InMemoryClaimStore store = new InMemoryClaimStore(clock, Duration.ofDays(7), Duration.ofDays(1));
     private final RecordingPublisher deadLetters = new RecordingPublisher();
     private final List<DeadLetter> compensated = new CopyOnWriteArrayList<>();

@@ -3,8 +3,10 @@ package dev.idem.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.core.memory.InMemoryClaimStore;
+import dev.idem.core.memory.ManualClock;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashSet;
@@ -58,7 +60,8 @@ class KeyTextTest {
     void jsonKeysWithLoneSurrogatesAreTwoEffectsThroughTheProcessor() {
         // Given JSON orders whose ids are lone surrogates (valid JSON escapes, not valid UTF-16 text),
         // and a key source written by hand (not one of KeySource's)
-        InMemoryClaimStore store = new InMemoryClaimStore(new MutableClock(), Duration.ofDays(7), Duration.ofDays(1));
+        InMemoryClaimStore store = new InMemoryClaimStore(new ManualClock(Instant.parse("2026-11-22T10:00:00Z")),
+                Duration.ofDays(7), Duration.ofDays(1));
         List<String> applied = new CopyOnWriteArrayList<>();
         IdempotentProcessor<Order> processor = IdempotentProcessor.<Order>builder(d -> applied.add(d.key().value()))
                 .group("inventory").claims(store).dedupCheck(DedupCheck.none()).deadLetters(new RecordingPublisher())

@@ -13,6 +13,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +45,7 @@ public final class LeaseRenewer implements AutoCloseable {
     private final long leaseNanos;
     private final Meters meters;
     private final Map<String, Held> held = new ConcurrentHashMap<>();
+    private final LongSupplier ticker;
     private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - FAILURE_LOG_INTERVAL_NANOS);
     private final ScheduledFuture<?> task;
 
@@ -56,9 +58,11 @@ public final class LeaseRenewer implements AutoCloseable {
         private final Map<IdempotencyKey, Long> confirmedUntilNanos = new ConcurrentHashMap<>();
         private volatile long validUntilNanos;
         private volatile long leaseNanos;
+        private final LongSupplier ticker;
 
-        private Held(int size) {
+        private Held(int size, LongSupplier ticker) {
             keys = ConcurrentHashMap.newKeySet(size);
+            this.ticker = ticker;
         }
 
         /** Stops renewing a key (it is completed, released or handed back). */
@@ -82,7 +86,7 @@ public final class LeaseRenewer implements AutoCloseable {
          * so a lease still valid here rules that out.
          */
         public boolean mayHaveExpired(IdempotencyKey key) {
-            long now = System.nanoTime();
+            long now = ticker.getAsLong();
             Long confirmed = confirmedUntilNanos.get(key);
             return now - validUntilNanos > 0 && (confirmed == null || now - confirmed > 0);
         }
@@ -97,9 +101,11 @@ public final class LeaseRenewer implements AutoCloseable {
      * @param store  where leases are renewed
      * @param lease  lease length
      * @param meters where lost leases are counted
+     * @param ticker where elapsed time is read for lease validity, in nanoseconds
      */
-    public LeaseRenewer(ClaimStore store, Duration lease, Meters meters) {
+    public LeaseRenewer(ClaimStore store, Duration lease, Meters meters, LongSupplier ticker) {
         this.store = store;
+        this.ticker = ticker;
         this.lease = lease;
         this.leaseNanos = lease.toNanos();
         this.meters = meters;
@@ -110,11 +116,11 @@ public final class LeaseRenewer implements AutoCloseable {
     /**
      * Starts renewing {@code keys} for {@code owner}.
      *
-     * @param claimedAtNanos {@link System#nanoTime()} when the claim was sent: the lease holds until
+     * @param claimedAtNanos the ticker's reading when the claim was sent: the lease holds until
      *                       a lease after that
      */
     public Held hold(String owner, List<IdempotencyKey> keys, long claimedAtNanos) {
-        Held entry = new Held(keys.size());
+        Held entry = new Held(keys.size(), ticker);
         entry.keys.addAll(keys);
         entry.leaseNanos = leaseNanos;
         entry.validUntilNanos = claimedAtNanos + leaseNanos;
@@ -143,7 +149,7 @@ public final class LeaseRenewer implements AutoCloseable {
         if (entry.keys.isEmpty() || !entry.renewing.compareAndSet(false, true)) {
             return;
         }
-        long sentAt = System.nanoTime();
+        long sentAt = ticker.getAsLong();
         try {
             store.renewAsync(List.copyOf(entry.keys), owner, lease).whenComplete((lost, error) -> {
                 try {

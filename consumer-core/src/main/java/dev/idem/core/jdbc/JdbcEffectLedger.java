@@ -1,34 +1,23 @@
 package dev.idem.core.jdbc;
 
-import dev.idem.core.CheckUnavailableException;
 import dev.idem.core.Compensation;
 import dev.idem.core.DeadLetter;
 import dev.idem.core.EffectLedger;
 import dev.idem.core.Delivery;
 import dev.idem.core.DeliveryHandler;
-import dev.idem.core.DuplicateEffectException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentProcessor;
-import dev.idem.core.NonRetryableException;
 import dev.idem.core.spi.CompensationOutcome;
 import java.sql.Connection;
-import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -53,19 +42,18 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
 
     private static final Logger LOG = LoggerFactory.getLogger(JdbcEffectLedger.class);
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?");
-    // MySQL and MariaDB report a duplicate primary key as SQL state 23000 with this vendor code.
-    private static final int MYSQL_DUPLICATE_KEY = 1062;
 
     private final DataSource dataSource;
     private final String table;
     private final LedgerSchema schema;
-    // Set by build(): the table's unique key refuses a copy's insert with an error record() knows.
+    // Set by build(): the table's unique key refuses a copy's insert with an error LedgerInserts knows.
     private volatile boolean insertIsTheCheck;
     private final Duration retention;
     private final Clock clock;
     private final LedgerTransactions transactions;
     private final LedgerDeadRows deadRows;
     private final LedgerPurge purge;
+    private final LedgerInserts inserts;
 
     private JdbcEffectLedger(Builder b) {
         this.dataSource = b.dataSource;
@@ -76,6 +64,7 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
         this.clock = b.clock;
         this.deadRows = new LedgerDeadRows(b.dataSource, b.table, b.clock);
         this.purge = new LedgerPurge(b.dataSource, b.table, b.retention, b.clock);
+        this.inserts = new LedgerInserts(b.dataSource, b.table, b.clock);
     }
 
     /** A builder for a ledger in {@code dataSource}. */
@@ -127,12 +116,12 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
         try (Connection connection = dataSource.getConnection();
              PreparedStatement select = connection.prepareStatement("select 1 from " + table
                      + " where consumer_group = ? and topic = ? and idempotency_key = ?")) {
-            bind(select, key);
+            LedgerInserts.bind(select, key);
             try (ResultSet rows = select.executeQuery()) {
                 return rows.next();
             }
         } catch (SQLException e) {
-            if (isDataException(e)) {
+            if (LedgerInserts.isDataException(e)) {
                 return false;
             }
             throw e;
@@ -209,40 +198,6 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
         return insertIsTheCheck && recordedBy(handler);
     }
 
-    /** Whether the table's inserts refuse a copy in a way {@link #record} recognises. */
-    private static boolean insertIsTheCheck(Connection connection, String table) throws SQLException {
-        try {
-            LedgerSchema.dialect(connection);
-        } catch (IllegalStateException e) {
-            return false;
-        }
-        int dot = table.indexOf('.');
-        String schema = dot < 0 ? null : table.substring(0, dot);
-        String name = table.substring(dot + 1);
-        Set<String> key = Set.of("consumer_group", "topic", "idempotency_key");
-        DatabaseMetaData metadata = connection.getMetaData();
-        // Databases store unquoted names as written, in lower or in upper case.
-        for (UnaryOperator<String> spelling : List.<UnaryOperator<String>>of(n -> n, n -> n.toLowerCase(Locale.ROOT),
-                n -> n.toUpperCase(Locale.ROOT))) {
-            String inSchema = schema == null ? null : spelling.apply(schema);
-            String candidate = spelling.apply(name);
-            Map<String, Set<String>> unique = new HashMap<>();
-            try (ResultSet rows = metadata.getIndexInfo(connection.getCatalog(), inSchema, candidate, true, false)) {
-                while (rows.next()) {
-                    String index = rows.getString("INDEX_NAME");
-                    String column = rows.getString("COLUMN_NAME");
-                    if (index != null && column != null) {
-                        unique.computeIfAbsent(index, i -> new HashSet<>()).add(column.toLowerCase(Locale.ROOT));
-                    }
-                }
-            }
-            if (unique.containsValue(key)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     @Override
     public Optional<Duration> retention() {
         return Optional.of(retention);
@@ -271,72 +226,10 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
         @Override
         public void handle(Delivery<T> delivery) throws Exception {
             ledger.transactions.inTransaction(connection -> {
-                ledger.record(connection, delivery);
+                ledger.inserts.record(connection, delivery);
                 handler.handle(delivery, connection);
             });
         }
-    }
-
-    private void record(Connection connection, Delivery<?> delivery) throws SQLException {
-        try (PreparedStatement insert = connection.prepareStatement("insert into " + table
-                + " (consumer_group, topic, idempotency_key, fence, applied_at) values (?, ?, ?, ?, ?)")) {
-            bind(insert, delivery.key());
-            insert.setLong(4, delivery.fence());
-            insert.setTimestamp(5, Timestamp.from(clock.instant()));
-            insert.executeUpdate();
-        } catch (SQLException e) {
-            if (isDuplicateKey(e)) {
-                throw new DuplicateEffectException("effect of " + delivery.key() + " is already in " + table, e);
-            }
-            if (isDataException(e) && othersFit(delivery)) {
-                // The message's defect: no retry can store this key (longer than the table's column,
-                // characters the database's encoding lacks), so it goes to the dead letter with the reason.
-                throw new NonRetryableException("ledger table " + table + " cannot hold the key of " + delivery.key()
-                        + ": " + e.getMessage(), e);
-            }
-            // Not the message's fault: the table is missing, not granted, or the database is failing.
-            throw new CheckUnavailableException("cannot write the ledger row to " + table + ": " + e.getMessage(), e);
-        }
-    }
-
-    /**
-     * Whether a row of this delivery's group and topic with a short ASCII key can be written (tried
-     * in a transaction rolled back): then a data exception is about the key, and only the key.
-     * Otherwise (a group longer than its column, a mistyped fence column) it is the table's, and no
-     * message should be dead-lettered for it.
-     */
-    private boolean othersFit(Delivery<?> delivery) {
-        try (Connection connection = dataSource.getConnection()) {
-            boolean autoCommit = connection.getAutoCommit();
-            connection.setAutoCommit(false);
-            try (PreparedStatement insert = connection.prepareStatement("insert into " + table
-                    + " (consumer_group, topic, idempotency_key, fence, applied_at) values (?, ?, ?, ?, ?)")) {
-                // A key no message can have: key text never holds '!' after "b64:".
-                bind(insert, new IdempotencyKey(delivery.key().group(), delivery.key().topic(), "b64:!"));
-                insert.setLong(4, delivery.fence());
-                insert.setTimestamp(5, Timestamp.from(clock.instant()));
-                insert.executeUpdate();
-                return true;
-            } catch (SQLException e) {
-                return isDuplicateKey(e);
-            } finally {
-                connection.rollback();
-                connection.setAutoCommit(autoCommit);
-            }
-        } catch (SQLException e) {
-            return false;
-        }
-    }
-
-    /** SQL state class 22: the data itself is refused (a NUL in text, a value too long, an invalid encoding). */
-    static boolean isDataException(SQLException e) {
-        String state = e.getSQLState();
-        return state != null && state.startsWith("22");
-    }
-
-    static boolean isDuplicateKey(SQLException e) {
-        String state = e.getSQLState();
-        return "23505".equals(state) || e.getErrorCode() == MYSQL_DUPLICATE_KEY;
     }
 
     /**
@@ -358,12 +251,6 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
      */
     public long purgeOlderThan(Duration age, int batchSize) throws SQLException {
         return purge.purgeOlderThan(age, batchSize);
-    }
-
-    static void bind(PreparedStatement statement, IdempotencyKey key) throws SQLException {
-        statement.setString(1, key.group());
-        statement.setString(2, key.topic());
-        statement.setString(3, key.value());
     }
 
     /** Builds a {@link JdbcEffectLedger}. Not thread-safe. */
@@ -448,7 +335,7 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
                  Statement statement = connection.createStatement()) {
                 statement.executeQuery("select consumer_group, topic, idempotency_key, fence, applied_at, outcome from "
                         + table + " where 1 = 0").close();
-                ledger.insertIsTheCheck = insertIsTheCheck(connection, table);
+                ledger.insertIsTheCheck = LedgerInserts.insertIsTheCheck(connection, table);
             } catch (SQLException e) {
                 throw new IllegalArgumentException("ledger table '" + table + "' cannot be read (missing, in another "
                         + "schema, or not granted; create it with ledger.ddl()): " + e.getMessage(), e);

@@ -57,10 +57,10 @@ final class LedgerCompensation implements Compensation {
                 return takeOnce(transaction, letter);
             } catch (SQLException e) {
                 undo(transaction, before, e);
-                if (JdbcEffectLedger.isDuplicateKey(e) && tries == 1) {
+                if (LedgerInserts.isDuplicateKey(e) && tries == 1) {
                     continue;   // a copy wrote the row meanwhile: read it
                 }
-                if (JdbcEffectLedger.isDataException(e)) {
+                if (LedgerInserts.isDataException(e)) {
                     LOG.warn("ledger table '{}' cannot hold the key of the dead-lettered {}; compensating without "
                             + "its record (the claim store alone remembers it): {}", table, letter.key(), e.getMessage());
                     return true;
@@ -78,7 +78,7 @@ final class LedgerCompensation implements Compensation {
         }
         try (PreparedStatement select = transaction.prepareStatement("select outcome, fence from " + table
                 + " where consumer_group = ? and topic = ? and idempotency_key = ? for update")) {
-            JdbcEffectLedger.bind(select, letter.key());
+            LedgerInserts.bind(select, letter.key());
             try (ResultSet rows = select.executeQuery()) {
                 if (!rows.next()) {
                     insert(transaction, letter);
@@ -124,7 +124,7 @@ final class LedgerCompensation implements Compensation {
     private void insert(Connection transaction, DeadLetter letter) throws SQLException {
         try (PreparedStatement insert = transaction.prepareStatement("insert into " + table + " (consumer_group, "
                 + "topic, idempotency_key, fence, applied_at, outcome) values (?, ?, ?, ?, ?, 'dead-ok')")) {
-            JdbcEffectLedger.bind(insert, letter.key());
+            LedgerInserts.bind(insert, letter.key());
             insert.setLong(4, letter.fence());
             insert.setTimestamp(5, Timestamp.from(clock.instant()));
             insert.executeUpdate();

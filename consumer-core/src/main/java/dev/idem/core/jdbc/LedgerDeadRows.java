@@ -47,16 +47,16 @@ final class LedgerDeadRows {
         try (Connection connection = dataSource.getConnection();
              PreparedStatement insert = connection.prepareStatement("insert into " + table + " (consumer_group, "
                      + "topic, idempotency_key, fence, applied_at, outcome) values (?, ?, ?, ?, ?, ?)")) {
-            JdbcEffectLedger.bind(insert, deadLetter.key());
+            LedgerInserts.bind(insert, deadLetter.key());
             insert.setLong(4, deadLetter.fence());
             insert.setTimestamp(5, Timestamp.from(clock.instant()));
             insert.setString(6, outcome);
             insert.executeUpdate();
         } catch (SQLException e) {
-            if (JdbcEffectLedger.isDataException(e)) {
+            if (LedgerInserts.isDataException(e)) {
                 LOG.warn("ledger table '{}' cannot hold the key of the dead-lettered {}; the claim store alone "
                         + "remembers it: {}", table, deadLetter.key(), e.getMessage());
-            } else if (!JdbcEffectLedger.isDuplicateKey(e)) {
+            } else if (!LedgerInserts.isDuplicateKey(e)) {
                 throw e;
             }
         }
@@ -70,12 +70,12 @@ final class LedgerDeadRows {
         try (Connection connection = dataSource.getConnection();
              PreparedStatement select = connection.prepareStatement("select 1 from " + table
                      + " where consumer_group = ? and topic = ? and idempotency_key = ? and outcome = 'dead'")) {
-            JdbcEffectLedger.bind(select, delivery.key());
+            LedgerInserts.bind(select, delivery.key());
             try (ResultSet rows = select.executeQuery()) {
                 return rows.next();
             }
         } catch (SQLException e) {
-            if (JdbcEffectLedger.isDataException(e)) {
+            if (LedgerInserts.isDataException(e)) {
                 return false;
             }
             throw e;
@@ -93,10 +93,10 @@ final class LedgerDeadRows {
         try (Connection connection = dataSource.getConnection();
              PreparedStatement update = connection.prepareStatement("update " + table + " set outcome = 'dead-ok'"
                      + " where consumer_group = ? and topic = ? and idempotency_key = ? and outcome = 'dead'")) {
-            JdbcEffectLedger.bind(update, deadLetter.key());
+            LedgerInserts.bind(update, deadLetter.key());
             updated = update.executeUpdate();
         } catch (SQLException e) {
-            if (JdbcEffectLedger.isDataException(e)) {
+            if (LedgerInserts.isDataException(e)) {
                 return;
             }
             throw e;
@@ -118,7 +118,7 @@ final class LedgerDeadRows {
              PreparedStatement delete = connection.prepareStatement("delete from " + table
                      + " where consumer_group = ? and topic = ? and idempotency_key = ?"
                      + " and outcome in ('dead', 'dead-ok')")) {
-            JdbcEffectLedger.bind(delete, key);
+            LedgerInserts.bind(delete, key);
             return delete.executeUpdate() > 0;
         }
     }

@@ -3,6 +3,7 @@ package dev.idem.core.spi;
 import dev.idem.core.IdempotencyKey;
 import java.time.Instant;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One key to claim.
@@ -15,7 +16,7 @@ import java.util.Objects;
  *                     kept its data since before then never lost the record, so the floor (which
  *                     also grows on Idem's own deferrals) is ignored
  */
-public record ClaimRequest(IdempotencyKey key, int attemptFloor, Instant bornAt) {
+public record ClaimRequest(IdempotencyKey key, int attemptFloor, @Nullable Instant bornAt) {
 
     /** A request with no born time. */
     public ClaimRequest(IdempotencyKey key, int attemptFloor) {

@@ -52,7 +52,7 @@ class LeaseRenewerTest {
 
     @Test
     void aClaimGivenUpWhileItsRenewalIsUnderWayIsNotALostLease() throws Exception {
-        try (LeaseRenewer renewer = new LeaseRenewer(store(), Duration.ofMillis(300), meters)) {
+        try (LeaseRenewer renewer = new LeaseRenewer(store(), Duration.ofMillis(300), meters, System::nanoTime)) {
             LeaseRenewer.Held held = renewer.hold("owner-1", List.of(KEY, OTHER), System.nanoTime());
             assertThat(renewalSent.await(5, TimeUnit.SECONDS)).isTrue();
 
