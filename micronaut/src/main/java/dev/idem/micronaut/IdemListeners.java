@@ -153,9 +153,9 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         try {
             return plan.broker == Broker.KAFKA
                     ? Brokers.kafka(plan.name, plan.topic, plan.group, processor, kafka, plan.deadLetterTopic,
-                    plan.concurrency, plan.closeTimeout)
+                    plan.concurrency, plan.closeTimeout, plan.brokerOptions)
                     : Brokers.rocketMq(plan.name, plan.topic, plan.group, processor, nameServer, plan.deadLetterTopic,
-                    plan.concurrency, plan.closeTimeout);
+                    plan.concurrency, plan.closeTimeout, plan.brokerOptions);
         } catch (IllegalArgumentException e) {
             String origin = plan.broker == Broker.KAFKA ? "idem.kafka" : "idem.rocketmq";
             throw new ConfigurationException("Idem listener '" + plan.name + "' (" + origin + ", idem.listeners."

@@ -81,13 +81,19 @@ final class IdemResources {
         properties.checkKeys(prefix, known, "an Idem setting");
     }
 
-    /** Idem's Kafka client settings ({@code idem.kafka.*}), {@code bootstrap.servers} required. */
-    Map<String, Object> kafkaSettings() {
+    /** The {@code idem.kafka.*} properties as the Kafka client takes them (a list joined with ','). */
+    Map<String, Object> kafkaClientSettings() {
         Map<String, Object> raw = environment.getProperties("idem.kafka",
                 io.micronaut.core.naming.conventions.StringConvention.RAW);
         Map<String, Object> settings = new HashMap<>();
         raw.forEach((k, v) -> settings.put(k, v instanceof Collection<?> c
                 ? c.stream().map(String::valueOf).collect(Collectors.joining(",")) : v));
+        return settings;
+    }
+
+    /** Idem's Kafka consumer settings ({@code idem.kafka.*}), {@code bootstrap.servers} required. */
+    Map<String, Object> kafkaSettings() {
+        Map<String, Object> settings = kafkaClientSettings();
         Object servers = settings.get("bootstrap.servers");
         if (servers == null || servers.toString().isBlank()) {
             throw new ConfigurationException("idem.kafka.bootstrap.servers is required but not set "

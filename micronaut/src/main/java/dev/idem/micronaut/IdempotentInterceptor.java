@@ -20,7 +20,6 @@ import io.micronaut.context.env.Environment;
 import io.micronaut.context.exceptions.ConfigurationException;
 import io.micronaut.core.annotation.AnnotationMetadata;
 import io.micronaut.core.annotation.AnnotationValue;
-import io.micronaut.core.naming.conventions.StringConvention;
 import io.micronaut.core.type.Argument;
 import io.micronaut.core.util.StringUtils;
 import io.micronaut.inject.ExecutableMethod;
@@ -28,14 +27,11 @@ import io.micronaut.json.JsonMapper;
 import jakarta.annotation.PreDestroy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
@@ -257,10 +253,7 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
     }
 
     private Map<String, Object> kafkaSettings(String group) {
-        Map<String, Object> raw = environment.getProperties("idem.kafka", StringConvention.RAW);
-        Map<String, Object> settings = new HashMap<>();
-        raw.forEach((k, v) -> settings.put(k, v instanceof Collection<?> c
-                ? c.stream().map(String::valueOf).collect(Collectors.joining(",")) : v));
+        Map<String, Object> settings = context.getBean(IdemResources.class).kafkaClientSettings();
         if (!settings.containsKey("bootstrap.servers")) {
             environment.getProperty("kafka.bootstrap.servers", String.class)
                     .ifPresent(servers -> settings.put("bootstrap.servers", servers));

@@ -5,6 +5,7 @@ import dev.idem.core.DeadLetter;
 import dev.idem.core.Delivery;
 import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
+import dev.idem.micronaut.internal.BrokerOptions;
 import dev.idem.micronaut.internal.ProcessorSettings;
 import dev.idem.micronaut.internal.Settings;
 import io.micronaut.context.BeanContext;
@@ -35,8 +36,9 @@ import java.util.TreeSet;
  */
 final class ListenerPlans {
 
-    static final Set<String> LISTENER_KEYS = IdemListeners.union(Set.of("max-attempts", "lease", "dead-letter-topic",
-            "concurrency", "close-timeout"), ProcessorSettings.KEYS);
+    static final Set<String> LISTENER_KEYS = IdemListeners.union(IdemListeners.union(Set.of("max-attempts", "lease",
+            "dead-letter-topic", "concurrency", "close-timeout"), ProcessorSettings.KEYS),
+            IdemListeners.union(BrokerOptions.KAFKA_KEYS, BrokerOptions.ROCKETMQ_KEYS));
 
     private final BeanContext context;
     private final Environment environment;
@@ -68,6 +70,7 @@ final class ListenerPlans {
         PayloadCodec<Object> codec;
         Invoker invoker;
         ProcessorSettings settings;
+        BrokerOptions brokerOptions;
     }
 
     /** Every listener found, resolved and checked; two with one name are refused. */
@@ -147,6 +150,7 @@ final class ListenerPlans {
         }
         plan.ledger = a.booleanValue(IdempotentListener.class, "ledger").orElse(true);
         plan.settings = ProcessorSettings.read(properties, prefix);
+        plan.brokerOptions = BrokerOptions.read(properties, prefix, plan.broker);
 
         // Parameters: one payload, optionally the Delivery and the transaction's Connection.
         Argument<?>[] args = method.getArguments();

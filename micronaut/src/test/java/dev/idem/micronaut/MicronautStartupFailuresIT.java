@@ -93,6 +93,20 @@ class MicronautStartupFailuresIT {
     }
 
     @Test
+    void aRocketMqSettingOnAKafkaListener(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.listeners.health-orders.batch-size", "16");
+        assertThat(failure(p)).contains("idem.listeners.health-orders.batch-size is a setting of RocketMQ listeners");
+    }
+
+    @Test
+    void aKafkaListenersOwnSettingIsReadAndChecked(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.listeners.health-orders.join-timeout", "soon");
+        assertThat(failure(p)).contains("idem.listeners.health-orders.join-timeout must be a duration");
+    }
+
+    @Test
     void misspelledSetting(RedisEndpoint redis) {
         Map<String, Object> p = valid(redis);
         p.put("idem.listeners.health-orders.max-attempt", "3");

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,7 +29,7 @@ public final class Brokers {
     /** An {@link IdemKafkaConsumer} for the listener, started. */
     public static RunningListener kafka(String name, String topic, String group, IdempotentProcessor.Builder<Object> processor,
                                         Map<String, Object> settings, String deadLetterTopic, int concurrency,
-                                        Duration closeTimeout) {
+                                        Duration closeTimeout, BrokerOptions options) {
         Map<String, Object> config = new HashMap<>(settings);
         config.put("group.id", group);
         IdemKafkaConsumer.Builder<Object> builder = IdemKafkaConsumer.builder(config, processor)
@@ -36,6 +37,7 @@ public final class Brokers {
                 .concurrency(concurrency > 0 ? concurrency : 1)
                 .closeTimeout(closeTimeout)
                 .onFailure(failure -> LOG.warn("Idem listener '{}' trouble", name, failure));
+        options.joinTimeout().ifPresent(builder::joinTimeout);
         if (!deadLetterTopic.isBlank()) {
             builder.deadLetterRouting(DeadLetterRouting.fixed(deadLetterTopic));
         }
@@ -50,12 +52,17 @@ public final class Brokers {
     /** An {@link IdemRocketMqConsumer} for the listener, started. */
     public static RunningListener rocketMq(String name, String topic, String group,
                                            IdempotentProcessor.Builder<Object> processor, String nameServer,
-                                           String deadLetterTopic, int concurrency, Duration closeTimeout) {
+                                           String deadLetterTopic, int concurrency, Duration closeTimeout,
+                                           BrokerOptions options) {
         IdemRocketMqConsumer.Builder<Object> builder = IdemRocketMqConsumer.builder(nameServer, group, processor)
                 .subscribe(topic, "*").closeTimeout(closeTimeout);
         if (concurrency > 0) {
             builder.concurrency(concurrency);
         }
+        options.batchSize().ifPresent(builder::batchSize);
+        options.orderly().ifPresent(builder::orderly);
+        options.firstOffset().ifPresent(first -> builder.consumeFrom(first
+                ? ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET : ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET));
         if (!deadLetterTopic.isBlank()) {
             builder.deadLetterRouting(DeadLetterRouting.fixed(deadLetterTopic));
         }

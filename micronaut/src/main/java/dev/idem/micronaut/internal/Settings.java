@@ -91,6 +91,25 @@ public final class Settings {
         return text(property).map(value -> intSetting(property, 0));
     }
 
+    /** Whether the property is set at all. */
+    public boolean isSet(String property) {
+        return text(property).isPresent();
+    }
+
+    /** The property's text, when it is set. */
+    public Optional<String> optionalText(String property) {
+        return text(property);
+    }
+
+    /** The property's {@code true} or {@code false}, when it is set. */
+    public Optional<Boolean> optionalBoolean(String property) {
+        return text(property).map(value -> switch (value.trim()) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new ConfigurationException(property + " must be true or false but was '" + value + "'");
+        });
+    }
+
     /** The property's decimal number, when it is set. */
     public Optional<Double> optionalDecimal(String property) {
         return text(property).map(value -> {
