@@ -33,7 +33,7 @@ class ConsumerProcessesIT {
     private static final int MESSAGES = 600;
 
     @Test
-    void givenThreeConsumerProcessesOnOneHostWhenMessagesArriveThenEachProcessHasItsOwnQueuesAndAllAreConsumed(
+    void threeConsumerProcessesOnOneHostEachHaveTheirOwnQueuesAndConsumeEverything(
             RocketMqBroker rocketMq, RedisEndpoint redis, TestNames names) throws Exception {
         String topic = names.topic();
         String group = names.group();

@@ -61,13 +61,13 @@ class IdemRocketMqResilienceIT {
     // Issue 1: a Redis outage must not spend the broker's redelivery count --------------------
 
     @Test
-    void givenMessagesProducedDuringASixtySecondRedisOutageWhenRedisComesBackThenEachIsAppliedOnceByItsHandler(
+    void messagesProducedDuringASixtySecondRedisOutageAreEachAppliedOnceWhenRedisComesBack(
             RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
         outage(rocketMq, postgres, names, OUTAGE, 50, c -> c.batchSize(4));
     }
 
     @Test
-    void givenAnOrderlyConsumerAndMessagesProducedDuringARedisOutageWhenRedisComesBackThenEachIsAppliedOnce(
+    void anOrderlyConsumerAppliesMessagesProducedDuringARedisOutageOnceEach(
             RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
         // Twenty seconds: the old orderly listener's suspensions raised reconsumeTimes past 5 by then.
         outage(rocketMq, postgres, names, Duration.ofSeconds(20), 20, c -> c.orderly(true));
@@ -125,7 +125,7 @@ class IdemRocketMqResilienceIT {
     // Issue 14: close lets running handlers finish ------------------------------------------
 
     @Test
-    void givenAHandlerRunningWhenTheConsumerIsClosedThenTheHandlerFinishesUninterruptedAndItsEffectCommits(
+    void aHandlerRunningAtCloseFinishesUninterruptedAndItsEffectCommits(
             RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
         try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 1, Guards.ON)) {
             CountDownLatch started = new CountDownLatch(1);
@@ -160,7 +160,7 @@ class IdemRocketMqResilienceIT {
     // Issues 19 and 21: dead letters keep tags and keys, and blank values never block them ------
 
     @Test
-    void givenAMessageWithoutKeyAndOneWithABlankPropertyWhenDeadLetteredThenBothReachTheTopicWithTagsAndKeys(
+    void messagesWithoutKeysOrWithBlankPropertiesReachTheDeadLetterTopicWithTagsAndKeys(
             RocketMqBroker rocketMq, PostgresDatabase postgres, TestNames names) throws Exception {
         try (RocketMqScenario scenario = new RocketMqScenario(rocketMq, redisson, postgres, names, 1, Guards.ON)) {
             String rejected = scenario.orderId(1);

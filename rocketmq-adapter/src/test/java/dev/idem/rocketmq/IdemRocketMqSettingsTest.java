@@ -47,7 +47,7 @@ class IdemRocketMqSettingsTest {
     }
 
     @Test
-    void givenAConsumerThatWouldDeadLetterBeforeIdemWhenCheckedThenItIsRefusedNamingTheSetting() {
+    void aConsumerThatWouldDeadLetterBeforeIdemIsRefusedNamingTheSetting() {
         assertThatThrownBy(() -> ConsumerRules.requireReconsumeHeadroom(consumer(3), false, 5))
                 .hasMessageStartingWith("maxReconsumeTimes of consumer group inventory must be >= maxAttempts + 32 = 37"
                         + " but was 3")
@@ -55,7 +55,7 @@ class IdemRocketMqSettingsTest {
     }
 
     @Test
-    void givenTheClientsDefaultReconsumeTimesWhenAConcurrentListenerIsWrappedThenItIsRefusedSayingWhatToRaise() {
+    void theClientsDefaultReconsumeTimesIsRefusedSayingWhatToRaise() {
         DefaultMQPushConsumer consumer = new DefaultMQPushConsumer("inventory");
 
         assertThatThrownBy(() -> IdemRocketMq.wrapConcurrently(consumer, LISTENER, guarded(d -> false)))
@@ -67,7 +67,7 @@ class IdemRocketMqSettingsTest {
     }
 
     @Test
-    void givenABroadcastingConsumerWhenWrappedThenItIsRefusedBecauseTheClientDropsRedeliveries() {
+    void aBroadcastingConsumerIsRefusedBecauseTheClientDropsRedeliveries() {
         DefaultMQPushConsumer consumer = consumer(37);
         consumer.setMessageModel(MessageModel.BROADCASTING);
 
@@ -76,14 +76,14 @@ class IdemRocketMqSettingsTest {
     }
 
     @Test
-    void givenAProcessorGroupDifferentFromTheConsumersWhenWrappedThenItIsRefusedNamingBoth() {
+    void aProcessorGroupOtherThanTheConsumersIsRefusedOnWrappingNamingBoth() {
         assertThatThrownBy(() -> IdemRocketMq.wrapConcurrently(consumer(37), LISTENER,
                 guarded(d -> false).andThen(processor -> processor.group("billing"))))
                 .hasMessageStartingWith("the processor's group ('billing') must be the consumer's group ('inventory')");
     }
 
     @Test
-    void givenTheJdbcLedgerAsDedupCheckWhenAListenerIsWrappedThenItIsRefusedSayingWhatToUseInstead() {
+    void theJdbcLedgerAroundAWrappedListenerIsRefusedSayingWhatToUseInstead() {
         JdbcEffectLedger ledger = JdbcEffectLedger.builder(dev.idem.core.jdbc.LedgerFixture.dataSource(
                 "jdbc:h2:mem:wrapped-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1", "", "")).createTable(true).build();
 
@@ -93,7 +93,7 @@ class IdemRocketMqSettingsTest {
     }
 
     @Test
-    void givenLambdaListenersWhenWrappedThenBothEntryPointsCompileAndRegisterIdemInFront() {
+    void lambdaListenersCompileThroughBothEntryPointsWithIdemInFront() {
         DefaultMQPushConsumer concurrent = consumer(37);
         DefaultMQPushConsumer orderly = consumer(-1);
 
@@ -107,7 +107,7 @@ class IdemRocketMqSettingsTest {
     }
 
     @Test
-    void givenAProcessorGroupDifferentFromTheConsumersWhenTheConsumerIsBuiltThenItIsRefusedNotOverwritten() {
+    void aProcessorGroupOtherThanTheConsumersIsRefusedOnBuildNotOverwritten() {
         IdempotentProcessor.Builder<byte[]> processor = IdempotentProcessor.<byte[]>builder(delivery -> { })
                 .group("billing");
         guarded(d -> false).accept(processor);
@@ -118,7 +118,7 @@ class IdemRocketMqSettingsTest {
     }
 
     @Test
-    void givenADeadLetterDecoratorWhenTheConsumerIsBuiltThenItWrapsIdemsRocketMqPublisher() {
+    void aDeadLetterDecoratorWrapsIdemsRocketMqPublisher() {
         IdempotentProcessor.Builder<byte[]> processor = IdempotentProcessor.<byte[]>builder(delivery -> { })
                 .codec(PayloadCodec.bytes());
         guarded(d -> false).accept(processor);
@@ -136,7 +136,7 @@ class IdemRocketMqSettingsTest {
     }
 
     @Test
-    void givenManyConsumersWhenNamedThenEveryInstanceNameIsDistinctAndCarriesTheProcessId() {
+    void everyConsumerInstanceNameIsDistinctAndCarriesTheProcessId() {
         Set<String> names = new HashSet<>();
         for (int i = 0; i < 1_000; i++) {
             names.add(InstanceNames.next("inventory"));
@@ -147,7 +147,7 @@ class IdemRocketMqSettingsTest {
     }
 
     @Test
-    void givenAClientListedTwiceByTheBrokerWhenQueuesAreAllocatedThenEveryQueueHasExactlyOneConsumer() {
+    void aClientListedTwiceByTheBrokerStillLeavesEveryQueueExactlyOneConsumer() {
         // The broker lists a client once per connection. A client paused for longer than its request
         // timeouts reconnects, and its old connection is listed until the broker expires it (120 s):
         // the soak saw 3 of 12 queues consumed by nobody for those two minutes.

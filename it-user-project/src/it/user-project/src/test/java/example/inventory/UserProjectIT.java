@@ -38,7 +38,7 @@ class UserProjectIT {
     private static final Pattern NETTY = Pattern.compile("(netty-[a-z0-9-]+?)-(\\d+\\.\\d+\\.\\d+\\.Final)(?:-[a-z0-9_-]+)?\\.jar");
 
     @Test
-    void givenTheBomWhenTheAppIsBuiltThenItsClasspathHasOneJacksonAndOneNettyAndNoBrokerLibraries() throws IOException {
+    void theBomGivesTheAppOneJacksonOneNettyAndNoBrokerLibraries() throws IOException {
         List<String> jars = runtimeClasspath().stream().map(p -> Path.of(p).getFileName().toString()).toList();
 
         assertEquals(Set.of("2.21.2"), versions(jars, JACKSON, "jackson-annotations"), "Jackson versions in " + jars);
@@ -53,7 +53,7 @@ class UserProjectIT {
     }
 
     @Test
-    void givenTheReadmeKafkaExampleWhenEveryOrderIsSentTwiceThenEachMovesStockOnce(
+    void theReadmeKafkaExampleMovesStockOnceForOrdersSentTwice(
             KafkaBroker kafka, RedisEndpoint redis, TestNames names) throws Exception {
         kafka.createTopic(names.topic(), 3);
 
@@ -64,7 +64,7 @@ class UserProjectIT {
     }
 
     @Test
-    void givenTheOldestClaimedKafkaClientWhenTheReadmeKafkaExampleRunsThenEachOrderMovesStockOnce(
+    void theReadmeKafkaExampleOnTheOldestClaimedKafkaClientMovesStockOncePerOrder(
             KafkaBroker kafka, RedisEndpoint redis, TestNames names) throws Exception {
         kafka.createTopic(names.topic(), 3);
         String oldest = System.getProperty("app.oldest.kafka.clients");
@@ -80,7 +80,7 @@ class UserProjectIT {
     }
 
     @Test
-    void givenTheLeanRocketMqClientWhenEveryOrderIsSentTwiceThenEachMovesStockOnce(
+    void theLeanRocketMqClientMovesStockOnceForOrdersSentTwice(
             RocketMqBroker rocketMq, RedisEndpoint redis, TestNames names) throws Exception {
         rocketMq.createTopic(names.topic(), 4);
         rocketMq.createRetryTopic(names.group());
