@@ -41,6 +41,8 @@ import org.slf4j.LoggerFactory;
 public final class JdbcEffectLedger implements EffectLedger<Object> {
 
     private static final Logger LOG = LoggerFactory.getLogger(JdbcEffectLedger.class);
+    // PostgreSQL's longest name (NAMEDATALEN - 1); MySQL allows 64.
+    private static final int MAX_IDENTIFIER = 63;
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?");
 
     private final DataSource dataSource;
@@ -317,6 +319,13 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
             if (table == null || !IDENTIFIER.matcher(table).matches()) {
                 throw new IllegalArgumentException("table must be a SQL identifier like idem_effect but was '"
                         + table + "'");
+            }
+            if (table.replace('.', '_').length() + "_applied_at".length() > MAX_IDENTIFIER) {
+                // PostgreSQL cuts longer names to 63 characters without a word: two tables (or a table
+                // and its index) could become one, and the ledger would read another table's rows.
+                throw new IllegalArgumentException("table must be at most " + (MAX_IDENTIFIER - "_applied_at".length())
+                        + " characters (its index is named <table>_applied_at, and PostgreSQL cuts names at "
+                        + MAX_IDENTIFIER + ") but was '" + table + "' (" + table.length() + ")");
             }
             if (retention == null || retention.isNegative() || retention.isZero()) {
                 throw new IllegalArgumentException("retention must be > 0 but was " + retention);

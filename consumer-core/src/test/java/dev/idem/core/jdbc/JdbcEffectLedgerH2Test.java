@@ -189,6 +189,15 @@ class JdbcEffectLedgerH2Test {
     }
 
     @Test
+    void aTableNameTheDatabaseWouldCutIsRefusedNamingTheSetting() {
+        // PostgreSQL cuts names at 63 characters: this one and a table sharing its first 63 would be one.
+        String long_ = "ledger_" + "x".repeat(50);
+        assertThatThrownBy(() -> JdbcEffectLedger.builder(LedgerFixture.dataSource("jdbc:h2:mem:x", "", ""))
+                .table(long_).build())
+                .hasMessageStartingWith("table must be at most 52 characters");
+    }
+
+    @Test
     void aMissingLedgerTableFailsAtBuildNamingTheTable() {
         String url = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
 
