@@ -1,0 +1,78 @@
+package dev.idem.spring;
+
+import dev.idem.redis.RedisClaimStore;
+import dev.idem.redis.RedisUrl;
+import dev.idem.spring.internal.ListenerMethods;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+/**
+ * Idem's beans in a Spring Boot application: the Redis client (from {@code idem.redis.url}, unless the
+ * application has a {@code RedissonClient}), the claim store, the container that starts the
+ * {@link IdempotentListener} methods, and, with the actuator, the health contributor.
+ */
+@AutoConfiguration
+@EnableConfigurationProperties(IdemProperties.class)
+public class IdemAutoConfiguration {
+
+    /** Finds the listener methods as beans are created; static, as a bean post-processor must be. */
+    @Bean
+    static ListenerMethods idemListenerMethods() {
+        return new ListenerMethods();
+    }
+
+    /** Redis for the claims, shut down after the listeners have let go of their records. */
+    @Bean(destroyMethod = "shutdown")
+    @ConditionalOnMissingBean(RedissonClient.class)
+    RedissonClient idemRedisson(IdemProperties properties) {
+        String url = properties.getRedis().getUrl();
+        if (url == null || url.isBlank()) {
+            throw new IllegalStateException("idem.redis.url is required but not set (or provide a RedissonClient bean)");
+        }
+        try {
+            return Redisson.create(RedisUrl.parse(url).config());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("idem.redis.url: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("idem.redis.url '" + RedisUrl.redacted(url) + "': cannot connect: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    RedisClaimStore idemClaimStore(RedissonClient redisson, IdemProperties properties) {
+        try {
+            return RedisClaimStore.builder(redisson).keyPrefix(properties.getRedis().getKeyPrefix()).build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("idem.redis.key-prefix: " + e.getMessage(), e);
+        }
+    }
+
+    @Bean
+    IdemListenerContainer idemListenerContainer(ListenerMethods methods, ListableBeanFactory beans,
+                                                Environment environment, IdemProperties properties,
+                                                RedisClaimStore claims) {
+        return new IdemListenerContainer(methods, beans, environment, properties, claims);
+    }
+
+    /** Idem's part of {@code /actuator/health}, when the actuator's health module is there. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+    static class Health {
+        @Bean
+        @ConditionalOnMissingBean(name = "idemHealthIndicator")
+        IdemHealthIndicator idemHealthIndicator(IdemListenerContainer container, RedissonClient redisson,
+                                                IdemProperties properties) {
+            return new IdemHealthIndicator(container, redisson, properties.getHealth().getStuckAfter());
+        }
+    }
+}

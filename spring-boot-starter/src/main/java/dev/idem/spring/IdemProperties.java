@@ -1,0 +1,303 @@
+package dev.idem.spring;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Idem's settings under {@code idem.*}. An unknown key fails start-up naming it; so does a listener
+ * section ({@code idem.listeners.<name>}) that names no listener.
+ */
+@ConfigurationProperties(prefix = "idem", ignoreUnknownFields = false)
+public class IdemProperties {
+
+    private final Redis redis = new Redis();
+    /** The Kafka client's settings ({@code bootstrap.servers} is required for Kafka listeners); {@code group.id} comes from the annotation. */
+    private Map<String, String> kafka = new LinkedHashMap<>();
+    private final RocketMq rocketmq = new RocketMq();
+    private final Ledger ledger = new Ledger();
+    private final Health health = new Health();
+    /** Per listener, by its name ({@code <group>-<topic>} unless the annotation names it): what overrides the annotation. */
+    private Map<String, Listener> listeners = new LinkedHashMap<>();
+
+    public Redis getRedis() {
+        return redis;
+    }
+
+    public Map<String, String> getKafka() {
+        return kafka;
+    }
+
+    public void setKafka(Map<String, String> kafka) {
+        this.kafka = kafka;
+    }
+
+    public RocketMq getRocketmq() {
+        return rocketmq;
+    }
+
+    public Ledger getLedger() {
+        return ledger;
+    }
+
+    public Health getHealth() {
+        return health;
+    }
+
+    public Map<String, Listener> getListeners() {
+        return listeners;
+    }
+
+    public void setListeners(Map<String, Listener> listeners) {
+        this.listeners = listeners;
+    }
+
+    /** Redis for the claims. */
+    public static class Redis {
+        /**
+         * The Redis deployment: {@code redis://host:6379}, {@code redis-sentinel://host:26379,host:26379#primary}
+         * or {@code redis-cluster://host:6379,host:6379} ({@code rediss} for TLS). Required unless the
+         * application has a {@code RedissonClient} bean.
+         */
+        private @Nullable String url;
+        /** Prefix of Idem's Redis keys. */
+        private String keyPrefix = "idem:";
+
+        public @Nullable String getUrl() {
+            return url;
+        }
+
+        public void setUrl(@Nullable String url) {
+            this.url = url;
+        }
+
+        public String getKeyPrefix() {
+            return keyPrefix;
+        }
+
+        public void setKeyPrefix(String keyPrefix) {
+            this.keyPrefix = keyPrefix;
+        }
+    }
+
+    /** RocketMQ. */
+    public static class RocketMq {
+        /** The name server, {@code host:9876}; required for RocketMQ listeners. */
+        private @Nullable String nameServer;
+
+        public @Nullable String getNameServer() {
+            return nameServer;
+        }
+
+        public void setNameServer(@Nullable String nameServer) {
+            this.nameServer = nameServer;
+        }
+    }
+
+    /** The effect ledger on the application's {@code DataSource}. */
+    public static class Ledger {
+        /** False: no ledger even with a {@code DataSource} (Redis-only mode). */
+        private boolean enabled = true;
+        /** The ledger's table. */
+        private String table = "idem_effect";
+        /** Create the table at start-up (development, tests). */
+        private boolean createTable;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public String getTable() {
+            return table;
+        }
+
+        public void setTable(String table) {
+            this.table = table;
+        }
+
+        public boolean isCreateTable() {
+            return createTable;
+        }
+
+        public void setCreateTable(boolean createTable) {
+            this.createTable = createTable;
+        }
+    }
+
+    /** Idem's health contributor. */
+    public static class Health {
+        /** A message coming back deferred for longer than this makes the health DOWN. */
+        private Duration stuckAfter = Duration.ofMinutes(5);
+
+        public Duration getStuckAfter() {
+            return stuckAfter;
+        }
+
+        public void setStuckAfter(Duration stuckAfter) {
+            this.stuckAfter = stuckAfter;
+        }
+    }
+
+    /** One listener's settings; unset ones take the annotation's value or Idem's default. */
+    public static class Listener {
+        /** Handler attempts before the dead letter. */
+        private @Nullable Integer maxAttempts;
+        /** The claim's lease. */
+        private @Nullable Duration lease;
+        /** Where dead letters go. */
+        private @Nullable String deadLetterTopic;
+        /** Work at once (Kafka partitions, share-group records, RocketMQ threads). */
+        private @Nullable Integer concurrency;
+        /** How long the application's stop waits for the listener's running records. */
+        private Duration closeTimeout = Duration.ofSeconds(30);
+        /** The first retry's backoff. */
+        private Duration backoffInitial = Duration.ofSeconds(1);
+        /** The largest retry backoff. */
+        private Duration backoffMax = Duration.ofMinutes(1);
+        /** The backoff's jitter, a fraction (0.2 is ± 20%). */
+        private double backoffJitter = 0.2;
+        /** How long infrastructure trouble is deferred uncounted before the failures count. */
+        private Duration maxDeferral = Duration.ofMinutes(30);
+        /** Tries of the compensation hook before its outcome is recorded as failed. */
+        private int compensationAttempts = 3;
+        /** Kafka: how long the consumer may go without joining its group before it reports a failure. */
+        private @Nullable Duration joinTimeout;
+        /** Kafka share groups: how often the group's delivery limit is read again. */
+        private @Nullable Duration deliveryLimitRefresh;
+        /** RocketMQ: messages per listener call, claimed in one round trip. */
+        private @Nullable Integer batchSize;
+        /** RocketMQ: consume each queue in order. */
+        private @Nullable Boolean orderly;
+        /** RocketMQ: where a new group starts. */
+        private @Nullable ConsumeFrom consumeFrom;
+
+        /** Where a new RocketMQ group starts consuming. */
+        public enum ConsumeFrom { LAST_OFFSET, FIRST_OFFSET }
+
+        public @Nullable Integer getMaxAttempts() {
+            return maxAttempts;
+        }
+
+        public void setMaxAttempts(@Nullable Integer maxAttempts) {
+            this.maxAttempts = maxAttempts;
+        }
+
+        public @Nullable Duration getLease() {
+            return lease;
+        }
+
+        public void setLease(@Nullable Duration lease) {
+            this.lease = lease;
+        }
+
+        public @Nullable String getDeadLetterTopic() {
+            return deadLetterTopic;
+        }
+
+        public void setDeadLetterTopic(@Nullable String deadLetterTopic) {
+            this.deadLetterTopic = deadLetterTopic;
+        }
+
+        public @Nullable Integer getConcurrency() {
+            return concurrency;
+        }
+
+        public void setConcurrency(@Nullable Integer concurrency) {
+            this.concurrency = concurrency;
+        }
+
+        public Duration getCloseTimeout() {
+            return closeTimeout;
+        }
+
+        public void setCloseTimeout(Duration closeTimeout) {
+            this.closeTimeout = closeTimeout;
+        }
+
+        public Duration getBackoffInitial() {
+            return backoffInitial;
+        }
+
+        public void setBackoffInitial(Duration backoffInitial) {
+            this.backoffInitial = backoffInitial;
+        }
+
+        public Duration getBackoffMax() {
+            return backoffMax;
+        }
+
+        public void setBackoffMax(Duration backoffMax) {
+            this.backoffMax = backoffMax;
+        }
+
+        public double getBackoffJitter() {
+            return backoffJitter;
+        }
+
+        public void setBackoffJitter(double backoffJitter) {
+            this.backoffJitter = backoffJitter;
+        }
+
+        public Duration getMaxDeferral() {
+            return maxDeferral;
+        }
+
+        public void setMaxDeferral(Duration maxDeferral) {
+            this.maxDeferral = maxDeferral;
+        }
+
+        public int getCompensationAttempts() {
+            return compensationAttempts;
+        }
+
+        public void setCompensationAttempts(int compensationAttempts) {
+            this.compensationAttempts = compensationAttempts;
+        }
+
+        public @Nullable Duration getJoinTimeout() {
+            return joinTimeout;
+        }
+
+        public void setJoinTimeout(@Nullable Duration joinTimeout) {
+            this.joinTimeout = joinTimeout;
+        }
+
+        public @Nullable Duration getDeliveryLimitRefresh() {
+            return deliveryLimitRefresh;
+        }
+
+        public void setDeliveryLimitRefresh(@Nullable Duration deliveryLimitRefresh) {
+            this.deliveryLimitRefresh = deliveryLimitRefresh;
+        }
+
+        public @Nullable Integer getBatchSize() {
+            return batchSize;
+        }
+
+        public void setBatchSize(@Nullable Integer batchSize) {
+            this.batchSize = batchSize;
+        }
+
+        public @Nullable Boolean getOrderly() {
+            return orderly;
+        }
+
+        public void setOrderly(@Nullable Boolean orderly) {
+            this.orderly = orderly;
+        }
+
+        public @Nullable ConsumeFrom getConsumeFrom() {
+            return consumeFrom;
+        }
+
+        public void setConsumeFrom(@Nullable ConsumeFrom consumeFrom) {
+            this.consumeFrom = consumeFrom;
+        }
+    }
+}

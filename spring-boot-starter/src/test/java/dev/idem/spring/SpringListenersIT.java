@@ -1,0 +1,160 @@
+package dev.idem.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.idem.spring.app.Effects;
+import dev.idem.spring.app.OrdersApp;
+import dev.idem.testkit.IdemTestKit;
+import dev.idem.testkit.KafkaBroker;
+import dev.idem.testkit.PostgresDatabase;
+import dev.idem.testkit.RedisEndpoint;
+import dev.idem.testkit.TestNames;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * A Spring Boot application with an {@code @IdempotentListener}, two instances on one consumer group,
+ * against a real Kafka broker, Redis and PostgreSQL: every order sent three times moves stock once;
+ * a flaky order is applied once after its retries; a poison order ends as one dead letter and one
+ * compensation, and its {@code @Transactional} effect (a JdbcTemplate insert before the throw) is
+ * rolled back every time with the ledger row. The handler's {@code JdbcTemplate} sees its own ledger row
+ * before it is committed: the method and the row are one transaction.
+ */
+@IdemTestKit
+class SpringListenersIT {
+
+    private static final int IDS = 30;
+
+    @Test
+    void twoInstancesApplyEveryOrderOnceAndThePoisonEndsAsOneDeadLetter(KafkaBroker kafka, RedisEndpoint redis,
+                                                                        PostgresDatabase db, TestNames names)
+            throws Exception {
+        String topic = names.topic();
+        kafka.createTopic(topic, 3);
+        String table = "spring_" + Integer.toHexString(names.keyPrefix().hashCode() & 0x7fffffff);
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute("create table " + table + " (id varchar(64) not null)");
+        }
+        Map<String, Object> props = new HashMap<>();
+        props.put("idem.redis.url", redis.uri().toString());
+        props.put("idem.redis.key-prefix", names.keyPrefix());
+        props.put("idem.kafka.bootstrap.servers", kafka.bootstrapServers());
+        props.put("idem.ledger.table", table + "_ledger");
+        props.put("idem.ledger.create-table", "true");
+        props.put("idem.listeners.orders.backoff-initial", "100ms");
+        props.put("idem.listeners.orders.backoff-max", "200ms");
+        props.put("spring.datasource.url", db.jdbcUrl());
+        props.put("spring.datasource.username", db.user());
+        props.put("spring.datasource.password", db.password());
+        props.put("test.topic", topic);
+        props.put("test.group", names.group());
+        props.put("test.table", table);
+
+        try (ConfigurableApplicationContext a = start(props); ConfigurableApplicationContext b = start(props)) {
+            List<String> ids = new ArrayList<>();
+            for (int i = 0; i < IDS; i++) {
+                ids.add("order-" + i);
+            }
+            try (KafkaProducer<String, String> producer = producer(kafka)) {
+                for (int copy = 0; copy < 3; copy++) {
+                    for (String id : ids) {
+                        send(producer, topic, (copy + id.hashCode()) & 0x7fffffff, id, "ok");
+                    }
+                    send(producer, topic, copy, "order-flaky", "flaky");
+                    send(producer, topic, copy, "order-poison", "poison");
+                }
+            }
+
+            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+                assertThat(Effects.compensations("order-poison")).isEqualTo(1);
+                assertThat(rows(db, table)).hasSize(IDS + 1);
+            });
+            // Late copies and redeliveries may still arrive: nothing doubles for 3 s.
+            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(500))
+                    .untilAsserted(() -> assertThat(rows(db, table).values()).containsOnly(1));
+
+            Map<String, Integer> rows = rows(db, table);
+            assertThat(rows).as("the poison's effect was rolled back with its ledger row, every time")
+                    .doesNotContainKey("order-poison");
+            assertThat(rows).containsKey("order-flaky");
+            assertThat(Effects.calls("order-flaky")).as("flaky attempts").isEqualTo(3);
+            assertThat(Effects.calls("order-poison")).as("poison attempts").isEqualTo(5);
+            for (String id : ids) {
+                assertThat(Effects.calls(id)).as("handler calls for " + id).isEqualTo(1);
+            }
+            assertThat(deadLetterKeys(kafka, topic + ".DLT")).containsExactly("order-poison");
+            assertThat(Effects.sawLedgerRow()).as("the handler's JdbcTemplate ran in the ledger row's transaction")
+                    .hasSize(IDS + 2).doesNotContainValue(false);
+            for (ConfigurableApplicationContext context : List.of(a, b)) {
+                assertThat(context.getBean(IdemHealthIndicator.class).health().getStatus()).isEqualTo(Status.UP);
+            }
+        }
+    }
+
+    private static ConfigurableApplicationContext start(Map<String, Object> props) {
+        return new SpringApplicationBuilder(OrdersApp.class).web(WebApplicationType.NONE).properties(props).run();
+    }
+
+    private static KafkaProducer<String, String> producer(KafkaBroker kafka) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", kafka.bootstrapServers());
+        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+    }
+
+    private static void send(KafkaProducer<String, String> producer, String topic, int spread, String id, String kind)
+            throws Exception {
+        producer.send(new ProducerRecord<>(topic, spread % 3, id,
+                "{\"id\":\"" + id + "\",\"kind\":\"" + kind + "\"}")).get();
+    }
+
+    private static Map<String, Integer> rows(PostgresDatabase db, String table) throws Exception {
+        Map<String, Integer> rows = new HashMap<>();
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet r = s.executeQuery("select id, count(*) from " + table + " group by id")) {
+            while (r.next()) {
+                rows.put(r.getString(1), r.getInt(2));
+            }
+        }
+        return rows;
+    }
+
+    private static List<String> deadLetterKeys(KafkaBroker kafka, String topic) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", kafka.bootstrapServers());
+        p.put("group.id", "dlt-reader-" + System.nanoTime());
+        p.put("auto.offset.reset", "earliest");
+        List<String> keys = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p, new StringDeserializer(),
+                new StringDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            // Until two quiet seconds after the last letter (or 15 s with none).
+            long deadline = System.currentTimeMillis() + 15_000;
+            while (System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(500))) {
+                    keys.add(record.key());
+                    deadline = Math.min(deadline, System.currentTimeMillis() + 2_000);
+                }
+            }
+        }
+        return keys;
+    }
+}

@@ -1,0 +1,75 @@
+package dev.idem.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import dev.idem.spring.app.OrdersApp;
+import dev.idem.testkit.IdemTestKit;
+import dev.idem.testkit.PostgresDatabase;
+import dev.idem.testkit.RedisEndpoint;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/** A wrong setting fails start-up with a message that names it, before any consumer starts. */
+@IdemTestKit
+class SpringStartupFailuresIT {
+
+    private static Map<String, Object> valid(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = new HashMap<>();
+        p.put("idem.redis.url", redis.uri().toString());
+        p.put("idem.kafka.bootstrap.servers", "127.0.0.1:1");
+        p.put("idem.ledger.table", "spring_never_created");
+        p.put("spring.datasource.url", db.jdbcUrl());
+        p.put("spring.datasource.username", db.user());
+        p.put("spring.datasource.password", db.password());
+        p.put("test.topic", "never-consumed");
+        p.put("test.group", "never-joined");
+        p.put("test.table", "never_written");
+        return p;
+    }
+
+    private static String failure(Map<String, Object> properties) {
+        Throwable thrown = catchThrowable(() -> {
+            try (ConfigurableApplicationContext context = new SpringApplicationBuilder(OrdersApp.class)
+                    .web(WebApplicationType.NONE).properties(properties).run()) {
+                context.getBean(IdemListenerContainer.class);
+            }
+        });
+        assertThat(thrown).as("start-up should fail").isNotNull();
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = thrown; t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append('\n');
+        }
+        return messages.toString();
+    }
+
+    @Test
+    void aMisspelledListenerSettingIsNamed(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = valid(redis, db);
+        p.put("idem.listeners.orders.max-attempt", "3");
+        assertThat(failure(p)).contains("idem.listeners.orders.max-attempt");
+    }
+
+    @Test
+    void settingsForNoListenerAreNamed(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = valid(redis, db);
+        p.put("idem.listeners.ordres.max-attempts", "3");
+        assertThat(failure(p)).contains("idem.listeners.ordres names no listener; listeners are [orders]");
+    }
+
+    @Test
+    void aMissingRedisUrlIsNamed(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = valid(redis, db);
+        p.remove("idem.redis.url");
+        assertThat(failure(p)).contains("idem.redis.url is required");
+    }
+
+    @Test
+    void aLedgerTableThatDoesNotExistIsNamed(RedisEndpoint redis, PostgresDatabase db) {
+        assertThat(failure(valid(redis, db))).contains("idem.ledger", "spring_never_created");
+    }
+}
