@@ -58,6 +58,10 @@ class WrappedKafkaListenerIT {
             for (int i = 0; i < 10; i++) {
                 ids.add("w-" + i);
             }
+            // Both listener threads hold one partition each before anything is sent: a thread holding both
+            // would take the two slow copies in one poll, one after the other (a duplicate, never busy).
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> partitionsPerMember(kafka, names.group()).equals(List.of(1, 1)));
             try (KafkaProducer<String, String> producer = producer(kafka)) {
                 // The slow one on both partitions at once: the second copy finds the key held.
                 producer.send(new ProducerRecord<>(topic, 0, "slow-1", "slow")).get();
@@ -165,6 +169,14 @@ class WrappedKafkaListenerIT {
             }
         }
         return keys;
+    }
+
+    /** How many partitions each member of the group holds, in ascending order. */
+    static List<Integer> partitionsPerMember(KafkaBroker kafka, String group) throws Exception {
+        try (Admin admin = Admin.create(Map.<String, Object>of("bootstrap.servers", kafka.bootstrapServers()))) {
+            return admin.describeConsumerGroups(List.of(group)).all().get().get(group).members().stream()
+                    .map(member -> member.assignment().topicPartitions().size()).sorted().toList();
+        }
     }
 
     static long lag(KafkaBroker kafka, String topic, String group) throws Exception {
