@@ -2,6 +2,8 @@ package dev.idem.core;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * What every Idem consumer is to the application around it (a framework's lifecycle, a health
@@ -26,6 +28,15 @@ public interface IdemConsumer extends AutoCloseable {
      * is ({@link IdempotentProcessor#oldestDeferral()}).
      */
     Optional<Duration> oldestDeferral();
+
+    /**
+     * Completes once the consumer has let go of everything after {@link #close()} (no message runs any
+     * more, lease renewal and its dead-letter producer stopped). Default: at once, for a consumer whose
+     * close returns only then.
+     */
+    default CompletionStage<Void> released() {
+        return CompletableFuture.completedStage(null);
+    }
 
     /** Stops taking work, lets what runs finish within the consumer's close timeout, then lets go of the rest. */
     @Override

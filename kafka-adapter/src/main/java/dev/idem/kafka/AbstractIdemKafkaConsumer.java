@@ -65,6 +65,7 @@ public abstract class AbstractIdemKafkaConsumer<T> implements IdemConsumer {
      * at its bound even when a handler still runs; close what those records still use (the Redis
      * client, a publisher of your own) when this completes.
      */
+    @Override
     public final CompletionStage<Void> released() {
         return life.released();
     }

@@ -109,9 +109,7 @@ public final class IdemListenerContainer implements SmartLifecycle {
             } catch (RuntimeException e) {
                 LOG.warn("closing Idem listener '{}' failed", listener.name(), e);
             }
-            if (listener.consumer() instanceof dev.idem.kafka.AbstractIdemKafkaConsumer<?> kafka) {
-                released.add(kafka.released().toCompletableFuture());
-            }
+            released.add(listener.consumer().released().toCompletableFuture());
             longest = listener.closeTimeout().compareTo(longest) > 0 ? listener.closeTimeout() : longest;
         }
         running.clear();
