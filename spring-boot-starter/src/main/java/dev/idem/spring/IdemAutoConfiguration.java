@@ -3,6 +3,7 @@ package dev.idem.spring;
 import dev.idem.redis.RedisClaimStore;
 import dev.idem.redis.RedisUrl;
 import dev.idem.spring.internal.ListenerMethods;
+import dev.idem.spring.internal.ListenerProcessors;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -58,10 +59,16 @@ public class IdemAutoConfiguration {
     }
 
     @Bean
+    ListenerProcessors idemListenerProcessors(ListableBeanFactory beans, IdemProperties properties,
+                                              RedisClaimStore claims) {
+        return new ListenerProcessors(beans, properties, claims);
+    }
+
+    @Bean
     IdemListenerContainer idemListenerContainer(ListenerMethods methods, ListableBeanFactory beans,
                                                 Environment environment, IdemProperties properties,
-                                                RedisClaimStore claims) {
-        return new IdemListenerContainer(methods, beans, environment, properties, claims);
+                                                ListenerProcessors processors) {
+        return new IdemListenerContainer(methods, beans, environment, properties, processors);
     }
 
     /** Idem's part of {@code /actuator/health}, when the actuator's health module is there. */

@@ -9,7 +9,9 @@ import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.KafkaBroker;
 import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
+import dev.idem.testkit.RocketMqBroker;
 import dev.idem.testkit.TestNames;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -25,6 +27,12 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
+import org.apache.rocketmq.client.consumer.PullResult;
+import org.apache.rocketmq.client.consumer.PullStatus;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageQueue;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -32,8 +40,9 @@ import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * A Spring Boot application with an {@code @IdempotentListener}, two instances on one consumer group,
- * against a real Kafka broker, Redis and PostgreSQL: every order sent three times moves stock once;
+ * A Spring Boot application with an {@code @IdempotentListener} on Kafka and one on RocketMQ, two
+ * instances on one consumer group, against real Kafka and RocketMQ brokers, Redis and PostgreSQL:
+ * every order sent three times moves stock once;
  * a flaky order is applied once after its retries; a poison order ends as one dead letter and one
  * compensation, and its {@code @Transactional} effect (a JdbcTemplate insert before the throw) is
  * rolled back every time with the ledger row. The handler's {@code JdbcTemplate} sees its own ledger row
@@ -45,11 +54,16 @@ class SpringListenersIT {
     private static final int IDS = 30;
 
     @Test
-    void twoInstancesApplyEveryOrderOnceAndThePoisonEndsAsOneDeadLetter(KafkaBroker kafka, RedisEndpoint redis,
-                                                                        PostgresDatabase db, TestNames names)
-            throws Exception {
+    void twoInstancesApplyEveryOrderOnceAndThePoisonEndsAsOneDeadLetter(KafkaBroker kafka, RocketMqBroker rocketMq,
+                                                                        RedisEndpoint redis, PostgresDatabase db,
+                                                                        TestNames names) throws Exception {
         String topic = names.topic();
         kafka.createTopic(topic, 3);
+        String rocketTopic = names.topic("r");
+        String rocketGroup = names.group("r");
+        rocketMq.createTopic(rocketTopic, 4);
+        rocketMq.createTopic(rocketTopic + "_DLQ", 1);
+        rocketMq.createRetryTopic(rocketGroup);
         String table = "spring_" + Integer.toHexString(names.keyPrefix().hashCode() & 0x7fffffff);
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("create table " + table + " (id varchar(64) not null)");
@@ -62,6 +76,9 @@ class SpringListenersIT {
         props.put("idem.ledger.create-table", "true");
         props.put("idem.listeners.orders.backoff-initial", "100ms");
         props.put("idem.listeners.orders.backoff-max", "200ms");
+        props.put("idem.rocketmq.name-server", rocketMq.nameServerAddress());
+        props.put("test.rocketmq.topic", rocketTopic);
+        props.put("test.rocketmq.group", rocketGroup);
         props.put("spring.datasource.url", db.jdbcUrl());
         props.put("spring.datasource.username", db.user());
         props.put("spring.datasource.password", db.password());
@@ -74,6 +91,7 @@ class SpringListenersIT {
             for (int i = 0; i < IDS; i++) {
                 ids.add("order-" + i);
             }
+            sendRocketMq(rocketMq, rocketTopic, names, ids);
             try (KafkaProducer<String, String> producer = producer(kafka)) {
                 for (int copy = 0; copy < 3; copy++) {
                     for (String id : ids) {
@@ -86,7 +104,8 @@ class SpringListenersIT {
 
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
                 assertThat(Effects.compensations("order-poison")).isEqualTo(1);
-                assertThat(rows(db, table)).hasSize(IDS + 1);
+                assertThat(Effects.compensations("rocket:order-poison")).isEqualTo(1);
+                assertThat(rows(db, table)).hasSize(2 * IDS + 1);
             });
             // Late copies and redeliveries may still arrive: nothing doubles for 3 s.
             await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(500))
@@ -100,9 +119,15 @@ class SpringListenersIT {
             assertThat(Effects.calls("order-poison")).as("poison attempts").isEqualTo(5);
             for (String id : ids) {
                 assertThat(Effects.calls(id)).as("handler calls for " + id).isEqualTo(1);
+                assertThat(Effects.calls("rocket:" + id)).as("RocketMQ handler calls for " + id).isEqualTo(1);
             }
+            assertThat(rows).as("RocketMQ: the poison's effect rolled back").doesNotContainKey("rocket:order-poison");
+            assertThat(Effects.calls("rocket:order-poison")).as("RocketMQ poison attempts").isEqualTo(5);
+            assertThat(rocketMqDeadLetters(rocketMq, rocketTopic + "_DLQ", names)).containsExactly("order-poison");
             assertThat(deadLetterKeys(kafka, topic + ".DLT")).containsExactly("order-poison");
-            assertThat(Effects.sawLedgerRow()).as("the handler's JdbcTemplate ran in the ledger row's transaction")
+            Map<String, Boolean> sawLedgerRow = new HashMap<>(Effects.sawLedgerRow());
+            sawLedgerRow.keySet().removeIf(id -> !id.startsWith("order-"));   // other tests' orders in this JVM
+            assertThat(sawLedgerRow).as("the handler's JdbcTemplate ran in the ledger row's transaction")
                     .hasSize(IDS + 2).doesNotContainValue(false);
             for (ConfigurableApplicationContext context : List.of(a, b)) {
                 assertThat(context.getBean(IdemHealthIndicator.class).health().getStatus()).isEqualTo(Status.UP);
@@ -112,6 +137,52 @@ class SpringListenersIT {
 
     private static ConfigurableApplicationContext start(Map<String, Object> props) {
         return new SpringApplicationBuilder(OrdersApp.class).web(WebApplicationType.NONE).properties(props).run();
+    }
+
+    /** Every id and the poison, three copies each, spread over the queues. */
+    private static void sendRocketMq(RocketMqBroker rocketMq, String topic, TestNames names, List<String> ids)
+            throws Exception {
+        DefaultMQProducer producer = new DefaultMQProducer(names.group("producer"));
+        producer.setNamesrvAddr(rocketMq.nameServerAddress());
+        producer.start();
+        try {
+            List<String> all = new ArrayList<>(ids);
+            all.add("order-poison");
+            int n = 0;
+            for (int copy = 0; copy < 3; copy++) {
+                for (String id : all) {
+                    String kind = id.equals("order-poison") ? "poison" : "ok";
+                    Message message = new Message(topic, "*", id, ("{\"id\":\"" + id + "\",\"kind\":\"" + kind
+                            + "\"}").getBytes(StandardCharsets.UTF_8));
+                    int queue = n++;
+                    producer.send(message, (queues, msg, arg) -> queues.get(queue % queues.size()), null);
+                }
+            }
+        } finally {
+            producer.shutdown();
+        }
+    }
+
+    /** The keys of every message on a RocketMQ topic, pulled by offset from the start of each queue. */
+    @SuppressWarnings("deprecation") // DefaultMQPullConsumer: the client's one API for pulling by offset.
+    private static List<String> rocketMqDeadLetters(RocketMqBroker rocketMq, String topic, TestNames names)
+            throws Exception {
+        DefaultMQPullConsumer reader = new DefaultMQPullConsumer(names.group("dlq-reader"));
+        reader.setNamesrvAddr(rocketMq.nameServerAddress());
+        reader.setInstanceName("dlq-reader-" + System.nanoTime());
+        reader.start();
+        try {
+            List<String> keys = new ArrayList<>();
+            for (MessageQueue queue : reader.fetchSubscribeMessageQueues(topic)) {
+                PullResult result = reader.pull(queue, "*", 0, 32, 3_000);
+                if (result.getPullStatus() == PullStatus.FOUND) {
+                    result.getMsgFoundList().forEach(m -> keys.add(m.getKeys()));
+                }
+            }
+            return keys;
+        } finally {
+            reader.shutdown();
+        }
     }
 
     private static KafkaProducer<String, String> producer(KafkaBroker kafka) {

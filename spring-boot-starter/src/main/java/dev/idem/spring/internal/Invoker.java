@@ -13,7 +13,7 @@ import org.springframework.util.ReflectionUtils;
  * payload, and the delivery and the transaction's connection where it asks for them; the method's
  * own exception reaches Idem as it was thrown.
  */
-public final class Invoker {
+public final class Invoker implements ListenerCall {
 
     private final Object bean;
     private final Method method;
@@ -61,11 +61,12 @@ public final class Invoker {
         return method.getParameterTypes()[payload];
     }
 
-    /** Whether the method asks for the transaction's connection (it then needs the ledger). */
+    @Override
     public boolean wantsConnection() {
         return connection >= 0;
     }
 
+    @Override
     public void invoke(Delivery<Object> d, @Nullable Connection tx) throws Exception {
         Object[] values = new Object[arity];
         values[payload] = d.payload();

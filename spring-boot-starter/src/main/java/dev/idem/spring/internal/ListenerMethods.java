@@ -1,5 +1,6 @@
 package dev.idem.spring.internal;
 
+import dev.idem.spring.Idempotent;
 import dev.idem.spring.IdempotentCompensation;
 import dev.idem.spring.IdempotentListener;
 import java.lang.reflect.Method;
@@ -12,7 +13,7 @@ import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 
 /**
- * Finds the {@link IdempotentListener} and {@link IdempotentCompensation} methods of every bean as
+ * Finds the {@link IdempotentListener}, {@link Idempotent} and {@link IdempotentCompensation} methods of every bean as
  * the context creates it (as spring-kafka finds {@code @KafkaListener} methods), keeping the bean as
  * the context holds it: a proxy's advice ({@code @Transactional}) applies when Idem calls it.
  */
@@ -24,6 +25,7 @@ public final class ListenerMethods implements BeanPostProcessor {
 
     private final List<Found<IdempotentListener>> listeners = new ArrayList<>();
     private final List<Found<IdempotentCompensation>> compensations = new ArrayList<>();
+    private final List<Found<Idempotent>> wrapped = new ArrayList<>();
 
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
@@ -37,7 +39,11 @@ public final class ListenerMethods implements BeanPostProcessor {
         Map<Method, IdempotentCompensation> hooks = MethodIntrospector.selectMethods(type,
                 (MethodIntrospector.MetadataLookup<IdempotentCompensation>) method ->
                         AnnotatedElementUtils.findMergedAnnotation(method, IdempotentCompensation.class));
+        Map<Method, Idempotent> around = MethodIntrospector.selectMethods(type,
+                (MethodIntrospector.MetadataLookup<Idempotent>) method ->
+                        AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class));
         synchronized (this) {
+            around.forEach((method, annotation) -> wrapped.add(new Found<>(beanName, bean, method, annotation)));
             found.forEach((method, annotation) -> listeners.add(new Found<>(beanName, bean, method, annotation)));
             hooks.forEach((method, annotation) -> compensations.add(new Found<>(beanName, bean, method, annotation)));
         }
@@ -46,6 +52,11 @@ public final class ListenerMethods implements BeanPostProcessor {
 
     public synchronized List<Found<IdempotentListener>> listeners() {
         return List.copyOf(listeners);
+    }
+
+    /** The {@link Idempotent} methods: spring-kafka listeners Idem wraps. */
+    public synchronized List<Found<Idempotent>> wrapped() {
+        return List.copyOf(wrapped);
     }
 
     public synchronized List<Found<IdempotentCompensation>> compensations() {

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * @param settings        the listener's properties
  */
 public record ListenerPlan(String name, String where, Broker broker, String topic, String group,
-                           PayloadCodec<Object> codec, KeySource<Object> keys, Invoker invoker,
+                           PayloadCodec<Object> codec, KeySource<Object> keys, ListenerCall invoker,
                            @Nullable Compensation compensation, @Nullable CompensationHook compensationHook,
                            int maxAttempts, Duration lease, String deadLetterTopic, int concurrency, boolean ledger,
                            IdemProperties.Listener settings) {

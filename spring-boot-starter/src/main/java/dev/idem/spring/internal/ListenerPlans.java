@@ -4,15 +4,19 @@ import dev.idem.core.Compensation;
 import dev.idem.core.DeadLetter;
 import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
+import dev.idem.spring.Broker;
 import dev.idem.spring.IdemProperties;
+import dev.idem.spring.Idempotent;
 import dev.idem.spring.IdempotentCompensation;
 import dev.idem.spring.IdempotentListener;
+import dev.idem.spring.KeyFrom;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.env.Environment;
@@ -34,11 +38,18 @@ public final class ListenerPlans {
         this.properties = properties;
     }
 
-    /** Every listener found, resolved and checked, by name. */
-    public List<ListenerPlan> plans(ListenerMethods methods) {
+    /**
+     * Every listener found, resolved and checked, by name: the annotated methods' and {@code wrapped}
+     * (the spring-kafka listeners Idem wraps, planned by {@link #wrappedPlan}), with their compensations.
+     */
+    public List<ListenerPlan> plans(ListenerMethods methods, List<ListenerPlan> wrapped) {
         Map<String, ListenerPlan> byName = new LinkedHashMap<>();
+        List<ListenerPlan> all = new java.util.ArrayList<>();
         for (ListenerMethods.Found<IdempotentListener> found : methods.listeners()) {
-            ListenerPlan plan = plan(found);
+            all.add(plan(found));
+        }
+        all.addAll(wrapped);
+        for (ListenerPlan plan : all) {
             ListenerPlan other = byName.putIfAbsent(plan.name(), plan);
             if (other != null) {
                 throw new IllegalStateException("two Idem listeners are named '" + plan.name() + "': " + other.where()
@@ -82,15 +93,11 @@ public final class ListenerPlans {
             throw new IllegalStateException("@IdempotentListener on " + where + " needs a topic and a group");
         }
         String name = a.name().isBlank() ? group + "-" + topic : resolve(a.name());
-        IdemProperties.Listener settings = properties.getListeners().getOrDefault(name, new IdemProperties.Listener());
-        String prefix = "idem.listeners." + name + ".";
-        Duration lease = settings.getLease() != null ? settings.getLease() : duration(resolve(a.lease()),
-                "@IdempotentListener(lease) on " + where);
-        String deadLetterTopic = settings.getDeadLetterTopic() != null ? settings.getDeadLetterTopic()
-                : resolve(a.deadLetterTopic());
+        IdemProperties.Listener settings = settings(name);
         int concurrency = settings.getConcurrency() != null ? settings.getConcurrency() : a.concurrency();
         if (concurrency < 0) {
-            throw new IllegalStateException(prefix + "concurrency must be >= 0 but was " + concurrency);
+            throw new IllegalStateException("idem.listeners." + name + ".concurrency must be >= 0 but was "
+                    + concurrency);
         }
         Invoker invoker;
         try {
@@ -98,14 +105,57 @@ public final class ListenerPlans {
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(e.getMessage(), e);
         }
-        Compensation compensation = null;
-        if (!Compensation.class.equals(a.compensation())) {
-            compensation = beans.getBean(a.compensation());
-        }
+        String what = "@IdempotentListener";
         return new ListenerPlan(name, where, a.broker(), topic, group, codec(invoker.payloadType()),
-                keys(a, where, invoker.payloadType()), invoker, compensation, null,
-                settings.getMaxAttempts() != null ? settings.getMaxAttempts() : a.maxAttempts(), lease, deadLetterTopic,
-                concurrency, a.ledger(), settings);
+                keys(a.keySource(), a.key(), a.keySuffix(), what + " on " + where, invoker.payloadType()), invoker,
+                compensation(a.compensation()), null,
+                settings.getMaxAttempts() != null ? settings.getMaxAttempts() : a.maxAttempts(),
+                lease(settings, a.lease(), what, where), deadLetterTopic(settings, a.deadLetterTopic()), concurrency,
+                a.ledger(), settings);
+    }
+
+    /**
+     * The plan of a spring-kafka listener Idem wraps: its topics and group are its container's, its
+     * payload the record's bytes (or its defect, through {@code codec}), {@code call} runs it.
+     */
+    public ListenerPlan wrappedPlan(ListenerMethods.Found<Idempotent> found, String defaultName, String topic,
+                                    String group, PayloadCodec<Object> codec, ListenerCall call) {
+        Idempotent a = found.annotation();
+        String where = describe(found.method());
+        String name = a.name().isBlank() ? defaultName : resolve(a.name());
+        IdemProperties.Listener settings = settings(name);
+        if (settings.getConcurrency() != null) {
+            throw new IllegalStateException("idem.listeners." + name + ".concurrency is not a setting of a wrapped "
+                    + "@KafkaListener: its threads are the @KafkaListener's concurrency");
+        }
+        if (a.keySource() == KeyFrom.PROPERTY) {
+            throw new IllegalStateException("@Idempotent on " + where + ": keySource PROPERTY is for "
+                    + "@IdempotentListener; use MESSAGE_KEY, HEADER or MESSAGE_ID");
+        }
+        String what = "@Idempotent";
+        return new ListenerPlan(name, where, Broker.KAFKA, topic, group, codec,
+                keys(a.keySource(), a.key(), a.keySuffix(), what + " on " + where, byte[].class), call,
+                compensation(a.compensation()), null,
+                settings.getMaxAttempts() != null ? settings.getMaxAttempts() : a.maxAttempts(),
+                lease(settings, a.lease(), what, where), deadLetterTopic(settings, a.deadLetterTopic()), 0, a.ledger(),
+                settings);
+    }
+
+    private IdemProperties.Listener settings(String name) {
+        return properties.getListeners().getOrDefault(name, new IdemProperties.Listener());
+    }
+
+    private Duration lease(IdemProperties.Listener settings, String annotated, String what, String where) {
+        return settings.getLease() != null ? settings.getLease()
+                : duration(resolve(annotated), what + "(lease) on " + where);
+    }
+
+    private String deadLetterTopic(IdemProperties.Listener settings, String annotated) {
+        return settings.getDeadLetterTopic() != null ? settings.getDeadLetterTopic() : resolve(annotated);
+    }
+
+    private @Nullable Compensation compensation(Class<? extends Compensation> type) {
+        return Compensation.class.equals(type) ? null : beans.getBean(type);
     }
 
     private String resolve(String value) {
@@ -132,28 +182,28 @@ public final class ListenerPlans {
         return (PayloadCodec<Object>) PayloadCodec.json(type);
     }
 
-    private KeySource<Object> keys(IdempotentListener a, String where, Class<?> payloadType) {
-        String key = resolve(a.key());
-        String suffix = resolve(a.keySuffix());
-        KeySource<Object> source = switch (a.keySource()) {
+    private KeySource<Object> keys(KeyFrom from, String annotatedKey, String annotatedSuffix, String where,
+                                   Class<?> payloadType) {
+        String key = resolve(annotatedKey);
+        String suffix = resolve(annotatedSuffix);
+        KeySource<Object> source = switch (from) {
             case MESSAGE_KEY -> KeySource.messageKey();
             case MESSAGE_ID -> KeySource.messageId();
             case HEADER -> {
                 if (key.isBlank()) {
-                    throw new IllegalStateException("@IdempotentListener on " + where
-                            + ": keySource = HEADER needs key = \"<header name>\"");
+                    throw new IllegalStateException(where + ": keySource = HEADER needs key = \"<header name>\"");
                 }
                 yield KeySource.header(key);
             }
             case PROPERTY -> {
                 if (key.isBlank()) {
-                    throw new IllegalStateException("@IdempotentListener on " + where + " needs key = \"<property of "
+                    throw new IllegalStateException(where + " needs key = \"<property of "
                             + payloadType.getSimpleName() + ">\" (or another keySource)");
                 }
                 try {
                     yield PropertyPath.of(payloadType, key);
                 } catch (IllegalArgumentException e) {
-                    throw new IllegalStateException("@IdempotentListener on " + where + ": " + e.getMessage(), e);
+                    throw new IllegalStateException(where + ": " + e.getMessage(), e);
                 }
             }
         };

@@ -15,12 +15,14 @@ public class OrderListener {
     private final JdbcTemplate jdbc;
     private final String table;
     private final String ledger;
+    private final String group;
 
     public OrderListener(JdbcTemplate jdbc, @Value("${test.table}") String table,
-                         @Value("${idem.ledger.table}") String ledger) {
+                         @Value("${idem.ledger.table}") String ledger, @Value("${test.group}") String group) {
         this.jdbc = jdbc;
         this.table = table;
         this.ledger = ledger;
+        this.group = group;
     }
 
     @IdempotentListener(topic = "${test.topic}", group = "${test.group}", name = "orders", key = "id")
@@ -28,8 +30,8 @@ public class OrderListener {
     public void onOrder(Order order) {
         int call = Effects.called(order.id());
         // The ledger row is not committed yet: only a statement in its own transaction can see it.
-        Integer rows = jdbc.queryForObject("select count(*) from " + ledger + " where idempotency_key = ?",
-                Integer.class, order.id());
+        Integer rows = jdbc.queryForObject("select count(*) from " + ledger
+                + " where consumer_group = ? and idempotency_key = ?", Integer.class, group, order.id());
         Effects.sawLedgerRow(order.id(), rows != null && rows == 1);
         jdbc.update("insert into " + table + " (id) values (?)", order.id());
         if (order.kind().equals("poison") || (order.kind().equals("flaky") && call < 3)) {

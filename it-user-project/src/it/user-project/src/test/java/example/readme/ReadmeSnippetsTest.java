@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The README's Java and YAML examples cannot drift from code that compiles and runs: every
  * {@code ```java} and {@code ```yaml} block follows a line {@code <!-- snippet: <path>#<tag> -->}
- * (path from the repository root, into this project or its sibling {@code micronaut-project}) and
+ * (path from the repository root, into this project or its siblings {@code micronaut-project} and
+ * {@code spring-project}) and
  * must equal the regions between {@code // tag::<tag>[]} and {@code // end::<tag>[]} ({@code #} in
  * YAML) of that file, each without its common indentation, several regions joined by one blank line. The README's dependency blocks name Idem
  * artifacts one of the two projects builds with, at its version.
@@ -30,16 +31,18 @@ import org.junit.jupiter.api.Test;
 class ReadmeSnippetsTest {
 
     private static final String PROJECTS = "it-user-project/src/it/";
-    /** The plain user project (this one) and the Micronaut user project beside it. */
-    private static final List<String> PROJECT_NAMES = List.of("user-project", "micronaut-project");
+    /** The plain user project (this one) and the Micronaut and Spring Boot user projects beside it. */
+    private static final List<String> PROJECT_NAMES = List.of("user-project", "micronaut-project", "spring-project");
     private static final Map<String, List<String>> EXAMPLE_FOLDERS = Map.of(
             "user-project", List.of("src/main/java/example/readme", "src/test/java/example/readme"),
             "micronaut-project", List.of("src/main/java/example/micronaut", "src/test/java/example/micronaut",
+                    "src/main/resources"),
+            "spring-project", List.of("src/main/java/example/spring", "src/test/java/example/spring",
                     "src/main/resources"));
     /** The README's blocks in these languages are cut from the projects' files. */
     private static final Set<String> CUT_LANGUAGES = Set.of("java", "yaml");
     private static final Pattern MARKER = Pattern.compile("<!-- snippet: " + Pattern.quote(PROJECTS)
-            + "(user-project|micronaut-project)/(\\S+)#(\\S+) -->");
+            + "(user-project|micronaut-project|spring-project)/(\\S+)#(\\S+) -->");
     private static final Pattern TAG = Pattern.compile("^\\s*(?://|#) (tag|end)::([a-z0-9-]+)\\[\\]\\s*$");
     private static final Pattern IDEM_ARTIFACT = Pattern.compile(
             "<groupId>dev\\.idem</groupId>\\s*<artifactId>([^<]+)</artifactId>(?:\\s*<version>([^<]+)</version>)?");
@@ -136,7 +139,7 @@ class ReadmeSnippetsTest {
                 if (!marker.matches()) {
                     problems.add(page.getKey() + " line " + block.line() + ": a " + block.language()
                             + " block without a line '<!-- snippet: " + PROJECTS
-                            + "<user-project|micronaut-project>/<path>#<tag> -->' before it; write it in one of those "
+                            + "<user-project|micronaut-project|spring-project>/<path>#<tag> -->' before it; write it in one of those "
                             + "projects' sources and mark it");
                     continue;
                 }

@@ -1,0 +1,53 @@
+package dev.idem.spring;
+
+import dev.idem.core.Compensation;
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Puts Idem around an existing spring-kafka {@code @KafkaListener} method, record or batch: each record
+ * is claimed, checked, run, retried and dead-lettered by Idem, and the listener's container gets Idem's
+ * error handler in place of its own, so spring-kafka never recovers or skips a record behind Idem's
+ * back. The {@code @KafkaListener} needs an {@code id} (Idem finds its container by it; it is also the
+ * listener's default name). A batch listener is called with one record at a time, each in its own
+ * transaction, after one claim for the whole batch.
+ *
+ * <p>With a {@code DataSource} in the context the ledger is the business check and the method runs
+ * in the ledger row's transaction, as for {@link IdempotentListener}. Start-up fails, naming what to
+ * change, for a manual acknowledgment mode, async acknowledgments or a listener without an id.
+ */
+@Documented
+@Retention(RetentionPolicy.RUNTIME)
+@Target(ElementType.METHOD)
+public @interface Idempotent {
+
+    /** The listener's name in configuration and metrics; default the {@code @KafkaListener}'s id. */
+    String name() default "";
+
+    /** Where the idempotency key comes from: the record key, a header or the record's id (not PROPERTY). */
+    KeyFrom keySource() default KeyFrom.MESSAGE_KEY;
+
+    /** For {@link KeyFrom#HEADER}: the header's name. */
+    String key() default "";
+
+    /** A suffix appended to the key, e.g. {@code :deduct} when several effects share an id. */
+    String keySuffix() default "";
+
+    /** A bean of this type compensates each dead-lettered key once (or an {@link IdempotentCompensation} method). */
+    Class<? extends Compensation> compensation() default Compensation.class;
+
+    /** Handler attempts before the dead letter. */
+    int maxAttempts() default 5;
+
+    /** The claim's lease, as a duration ({@code 30s}); longer than the slowest handler pause. */
+    String lease() default "30s";
+
+    /** The dead-letter topic; default {@code <topic>.DLT}. */
+    String deadLetterTopic() default "";
+
+    /** Whether the application's {@code DataSource} (when there is one) is the business check; see {@link IdempotentListener#ledger()}. */
+    boolean ledger() default true;
+}

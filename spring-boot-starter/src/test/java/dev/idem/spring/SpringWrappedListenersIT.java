@@ -1,0 +1,193 @@
+package dev.idem.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+import dev.idem.core.DeadLetterHeaders;
+import dev.idem.spring.wrapped.WrappedApp;
+import dev.idem.spring.wrapped.WrappedOrders;
+import dev.idem.testkit.IdemTestKit;
+import dev.idem.testkit.KafkaBroker;
+import dev.idem.testkit.PostgresDatabase;
+import dev.idem.testkit.RedisEndpoint;
+import dev.idem.testkit.TestNames;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * Existing spring-kafka {@code @KafkaListener}s, a record listener and a batch listener, with Idem put
+ * around them by {@code @Idempotent}, in two instances of the application on one group, configured by
+ * {@code spring.kafka.*} alone: every order sent three times is applied once, a poison order is
+ * dead-lettered once and compensated once (its effect rolled back each time), a record the container
+ * could not deserialize is dead-lettered with its bytes and the reason without reaching the listener,
+ * and the batch listener sees one record at a time. A manual ack mode is refused at start-up.
+ */
+@IdemTestKit
+class SpringWrappedListenersIT {
+
+    private static final int IDS = 10;
+
+    @Test
+    void wrappedRecordAndBatchListenersApplyEveryOrderOnce(KafkaBroker kafka, RedisEndpoint redis, PostgresDatabase db,
+                                                           TestNames names) throws Exception {
+        String records = names.topic() + "-r";
+        String batch = names.topic() + "-b";
+        kafka.createTopic(records, 3);
+        kafka.createTopic(batch, 3);
+        String table = "wrapped_" + Integer.toHexString(names.keyPrefix().hashCode() & 0x7fffffff);
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute("create table " + table + " (id varchar(64) not null)");
+        }
+        Map<String, Object> props = properties(redis, db, names, table, records, batch);
+        props.put("spring.kafka.bootstrap-servers", kafka.bootstrapServers());
+
+        try (ConfigurableApplicationContext a = start(props); ConfigurableApplicationContext b = start(props);
+             KafkaProducer<String, String> producer = producer(kafka)) {
+            for (int copy = 0; copy < 3; copy++) {
+                for (int i = 0; i < IDS; i++) {
+                    String id = "order-" + i;
+                    producer.send(new ProducerRecord<>(records, (copy + i) % 3, id, "ok")).get();
+                    producer.send(new ProducerRecord<>(batch, (copy + i) % 3, id, "ok")).get();
+                }
+                producer.send(new ProducerRecord<>(records, copy, "order-poison", "poison")).get();
+            }
+            producer.send(new ProducerRecord<>(records, 1, "order-bad", "undecodable")).get();
+            producer.send(new ProducerRecord<>(batch, 2, "order-poison", "poison")).get();
+
+            await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+                assertThat(count(WrappedOrders.compensations(), "records:order-poison")).isEqualTo(1);
+                assertThat(count(WrappedOrders.compensations(), "records:order-bad")).isEqualTo(1);
+                assertThat(count(WrappedOrders.compensations(), "batch:order-poison")).isEqualTo(1);
+                assertThat(rows(db, table)).hasSize(2 * IDS);
+            });
+            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(500))
+                    .untilAsserted(() -> assertThat(rows(db, table).values()).containsOnly(1));
+
+            Map<String, Integer> calls = WrappedOrders.calls();
+            for (int i = 0; i < IDS; i++) {
+                assertThat(calls.get("records:order-" + i)).as("record listener calls for order-" + i).isEqualTo(1);
+                assertThat(calls.get("batch:order-" + i)).as("batch listener calls for order-" + i).isEqualTo(1);
+            }
+            assertThat(calls.get("records:order-poison")).as("poison attempts, record listener").isEqualTo(5);
+            assertThat(calls.get("batch:order-poison")).as("poison attempts, batch listener").isEqualTo(3);
+            assertThat(calls).as("the undecodable record never reached the listener").doesNotContainKey("records:order-bad");
+            assertThat(WrappedOrders.largestBatch()).as("the batch listener is called with one record at a time")
+                    .isEqualTo(1);
+
+            Map<String, ConsumerRecord<String, String>> letters = deadLetters(kafka, records + ".DLT");
+            assertThat(letters).containsOnlyKeys("order-poison", "order-bad");
+            ConsumerRecord<String, String> bad = letters.get("order-bad");
+            assertThat(bad.value()).as("the undecodable record's own bytes").isEqualTo("undecodable");
+            assertThat(new String(bad.headers().lastHeader(DeadLetterHeaders.REASON).value(), StandardCharsets.UTF_8))
+                    .contains("could not be deserialized", "not an order");
+            assertThat(deadLetters(kafka, batch + ".DLT")).containsOnlyKeys("order-poison");
+        }
+    }
+
+    @Test
+    void aManualAckModeIsRefusedNamingTheSetting(RedisEndpoint redis, PostgresDatabase db, TestNames names) {
+        Map<String, Object> props = properties(redis, db, names, "never_written", "never-r", "never-b");
+        props.put("spring.kafka.bootstrap-servers", "127.0.0.1:1");
+        props.put("spring.kafka.listener.ack-mode", "manual");
+        Throwable thrown = catchThrowable(() -> start(props).close());
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = thrown; t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append('\n');
+        }
+        assertThat(messages.toString()).contains("ack mode is MANUAL", "spring.kafka.listener.ack-mode");
+    }
+
+    private static Map<String, Object> properties(RedisEndpoint redis, PostgresDatabase db, TestNames names,
+                                                  String table, String records, String batch) {
+        Map<String, Object> props = new HashMap<>();
+        props.put("idem.redis.url", redis.uri().toString());
+        props.put("idem.redis.key-prefix", names.keyPrefix());
+        props.put("idem.ledger.table", table + "_ledger");
+        props.put("idem.ledger.create-table", "true");
+        for (String listener : List.of("wrapped-records", "wrapped-batch")) {
+            props.put("idem.listeners." + listener + ".backoff-initial", "100ms");
+            props.put("idem.listeners." + listener + ".backoff-max", "200ms");
+        }
+        props.put("spring.kafka.consumer.auto-offset-reset", "earliest");
+        props.put("spring.kafka.consumer.value-deserializer",
+                "org.springframework.kafka.support.serializer.ErrorHandlingDeserializer");
+        props.put("spring.kafka.consumer.properties.spring.deserializer.value.delegate.class",
+                "dev.idem.spring.wrapped.StrictDeserializer");
+        props.put("spring.datasource.url", db.jdbcUrl());
+        props.put("spring.datasource.username", db.user());
+        props.put("spring.datasource.password", db.password());
+        props.put("test.records-topic", records);
+        props.put("test.batch-topic", batch);
+        props.put("test.group", names.group());
+        props.put("test.table", table);
+        return props;
+    }
+
+    private static ConfigurableApplicationContext start(Map<String, Object> props) {
+        return new SpringApplicationBuilder(WrappedApp.class).web(WebApplicationType.NONE).properties(props).run();
+    }
+
+    private static int count(Map<String, AtomicInteger> counts, String id) {
+        AtomicInteger n = counts.get(id);
+        return n == null ? 0 : n.get();
+    }
+
+    private static KafkaProducer<String, String> producer(KafkaBroker kafka) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", kafka.bootstrapServers());
+        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+    }
+
+    private static Map<String, Integer> rows(PostgresDatabase db, String table) throws Exception {
+        Map<String, Integer> rows = new HashMap<>();
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet r = s.executeQuery("select id, count(*) from " + table + " group by id")) {
+            while (r.next()) {
+                rows.put(r.getString(1), r.getInt(2));
+            }
+        }
+        return rows;
+    }
+
+    private static Map<String, ConsumerRecord<String, String>> deadLetters(KafkaBroker kafka, String topic) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", kafka.bootstrapServers());
+        p.put("group.id", "dlt-reader-" + System.nanoTime());
+        p.put("auto.offset.reset", "earliest");
+        Map<String, ConsumerRecord<String, String>> letters = new HashMap<>();
+        List<String> keys = new java.util.ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p, new StringDeserializer(),
+                new StringDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.currentTimeMillis() + 15_000;
+            while (System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(500))) {
+                    keys.add(record.key());
+                    letters.put(record.key(), record);
+                    deadline = Math.min(deadline, System.currentTimeMillis() + 2_000);
+                }
+            }
+        }
+        assertThat(keys).as("one dead letter per key in " + topic).doesNotHaveDuplicates();
+        return letters;
+    }
+}
