@@ -12,21 +12,14 @@ import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.RocketMqBroker;
 import dev.idem.testkit.TestNames;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
 import org.apache.rocketmq.client.consumer.PullResult;
 import org.apache.rocketmq.client.consumer.PullStatus;
@@ -64,10 +57,7 @@ class SpringListenersIT {
         rocketMq.createTopic(rocketTopic, 4);
         rocketMq.createTopic(rocketTopic + "_DLQ", 1);
         rocketMq.createRetryTopic(rocketGroup);
-        String table = "spring_" + Integer.toHexString(names.keyPrefix().hashCode() & 0x7fffffff);
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            s.execute("create table " + table + " (id varchar(64) not null)");
-        }
+        String table = Fixtures.effectTable(db, names, "spring");
         Map<String, Object> props = new HashMap<>();
         props.put("idem.redis.url", redis.uri().toString());
         props.put("idem.redis.key-prefix", names.keyPrefix());
@@ -92,7 +82,7 @@ class SpringListenersIT {
                 ids.add("order-" + i);
             }
             sendRocketMq(rocketMq, rocketTopic, names, ids);
-            try (KafkaProducer<String, String> producer = producer(kafka)) {
+            try (KafkaProducer<String, String> producer = Fixtures.producer(kafka)) {
                 for (int copy = 0; copy < 3; copy++) {
                     for (String id : ids) {
                         send(producer, topic, (copy + id.hashCode()) & 0x7fffffff, id, "ok");
@@ -105,13 +95,13 @@ class SpringListenersIT {
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
                 assertThat(Effects.compensations("order-poison")).isEqualTo(1);
                 assertThat(Effects.compensations("rocket:order-poison")).isEqualTo(1);
-                assertThat(rows(db, table)).hasSize(2 * IDS + 1);
+                assertThat(Fixtures.rows(db, table)).hasSize(2 * IDS + 1);
             });
             // Late copies and redeliveries may still arrive: nothing doubles for 3 s.
             await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(500))
-                    .untilAsserted(() -> assertThat(rows(db, table).values()).containsOnly(1));
+                    .untilAsserted(() -> assertThat(Fixtures.rows(db, table).values()).containsOnly(1));
 
-            Map<String, Integer> rows = rows(db, table);
+            Map<String, Integer> rows = Fixtures.rows(db, table);
             assertThat(rows).as("the poison's effect was rolled back with its ledger row, every time")
                     .doesNotContainKey("order-poison");
             assertThat(rows).containsKey("order-flaky");
@@ -124,7 +114,7 @@ class SpringListenersIT {
             assertThat(rows).as("RocketMQ: the poison's effect rolled back").doesNotContainKey("rocket:order-poison");
             assertThat(Effects.calls("rocket:order-poison")).as("RocketMQ poison attempts").isEqualTo(5);
             assertThat(rocketMqDeadLetters(rocketMq, rocketTopic + "_DLQ", names)).containsExactly("order-poison");
-            assertThat(deadLetterKeys(kafka, topic + ".DLT")).containsExactly("order-poison");
+            assertThat(Fixtures.deadLetters(kafka, topic + ".DLT").stream().map(ConsumerRecord::key).toList()).containsExactly("order-poison");
             Map<String, Boolean> sawLedgerRow = new HashMap<>(Effects.sawLedgerRow());
             sawLedgerRow.keySet().removeIf(id -> !id.startsWith("order-"));   // other tests' orders in this JVM
             assertThat(sawLedgerRow).as("the handler's JdbcTemplate ran in the ledger row's transaction")
@@ -185,47 +175,9 @@ class SpringListenersIT {
         }
     }
 
-    private static KafkaProducer<String, String> producer(KafkaBroker kafka) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", kafka.bootstrapServers());
-        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
-    }
-
     private static void send(KafkaProducer<String, String> producer, String topic, int spread, String id, String kind)
             throws Exception {
         producer.send(new ProducerRecord<>(topic, spread % 3, id,
                 "{\"id\":\"" + id + "\",\"kind\":\"" + kind + "\"}")).get();
-    }
-
-    private static Map<String, Integer> rows(PostgresDatabase db, String table) throws Exception {
-        Map<String, Integer> rows = new HashMap<>();
-        try (Connection c = db.connect(); Statement s = c.createStatement();
-             ResultSet r = s.executeQuery("select id, count(*) from " + table + " group by id")) {
-            while (r.next()) {
-                rows.put(r.getString(1), r.getInt(2));
-            }
-        }
-        return rows;
-    }
-
-    private static List<String> deadLetterKeys(KafkaBroker kafka, String topic) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", kafka.bootstrapServers());
-        p.put("group.id", "dlt-reader-" + System.nanoTime());
-        p.put("auto.offset.reset", "earliest");
-        List<String> keys = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p, new StringDeserializer(),
-                new StringDeserializer())) {
-            consumer.subscribe(List.of(topic));
-            // Until two quiet seconds after the last letter (or 15 s with none).
-            long deadline = System.currentTimeMillis() + 15_000;
-            while (System.currentTimeMillis() < deadline) {
-                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(500))) {
-                    keys.add(record.key());
-                    deadline = Math.min(deadline, System.currentTimeMillis() + 2_000);
-                }
-            }
-        }
-        return keys;
     }
 }

@@ -10,16 +10,11 @@ import dev.idem.testkit.KafkaBroker;
 import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.TestNames;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Properties;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.redisson.api.RedissonClient;
 import org.springframework.boot.WebApplicationType;
@@ -47,10 +42,7 @@ class SpringRedisLossIT {
         String unguarded = names.topic("u");
         kafka.createTopic(guarded, 3);
         kafka.createTopic(unguarded, 3);
-        String table = "loss_" + Integer.toHexString(names.keyPrefix().hashCode() & 0x7fffffff);
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            s.execute("create table " + table + " (id varchar(64) not null)");
-        }
+        String table = Fixtures.effectTable(db, names, "loss");
         Map<String, Object> props = new HashMap<>();
         props.put("idem.redis.url", redis.uri().toString());
         props.put("idem.redis.key-prefix", names.keyPrefix());
@@ -69,17 +61,17 @@ class SpringRedisLossIT {
                 .web(WebApplicationType.NONE).properties(props).run()) {
             sendEveryOrder(kafka, guarded, unguarded);
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300))
-                    .untilAsserted(() -> assertThat(rows(db, table)).hasSize(2 * IDS));
+                    .untilAsserted(() -> assertThat(Fixtures.rows(db, table)).hasSize(2 * IDS));
 
             app.getBean(RedissonClient.class).getKeys().deleteByPattern(names.keyPrefix() + "*");
             sendEveryOrder(kafka, guarded, unguarded);
 
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300)).untilAsserted(() ->
-                    assertThat(rows(db, table).entrySet()).filteredOn(e -> e.getKey().startsWith("unguarded:"))
+                    assertThat(Fixtures.rows(db, table).entrySet()).filteredOn(e -> e.getKey().startsWith("unguarded:"))
                             .allMatch(e -> e.getValue() == 2));
             await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(500))
                     .untilAsserted(() -> {
-                        Map<String, Integer> rows = rows(db, table);
+                        Map<String, Integer> rows = Fixtures.rows(db, table);
                         for (int i = 0; i < IDS; i++) {
                             assertThat(rows.get("lost-" + i)).as("guarded effects of lost-" + i).isEqualTo(1);
                             assertThat(rows.get("unguarded:lost-" + i)).as("unguarded effects of lost-" + i)
@@ -104,26 +96,12 @@ class SpringRedisLossIT {
     }
 
     private static void sendEveryOrder(KafkaBroker kafka, String guarded, String unguarded) throws Exception {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", kafka.bootstrapServers());
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p, new StringSerializer(),
-                new StringSerializer())) {
+        try (KafkaProducer<String, String> producer = Fixtures.producer(kafka)) {
             for (int i = 0; i < IDS; i++) {
                 String value = "{\"id\":\"lost-" + i + "\",\"kind\":\"ok\"}";
                 producer.send(new ProducerRecord<>(guarded, i % 3, "lost-" + i, value)).get();
                 producer.send(new ProducerRecord<>(unguarded, i % 3, "lost-" + i, value)).get();
             }
         }
-    }
-
-    private static Map<String, Integer> rows(PostgresDatabase db, String table) throws Exception {
-        Map<String, Integer> rows = new HashMap<>();
-        try (Connection c = db.connect(); Statement s = c.createStatement();
-             ResultSet r = s.executeQuery("select id, count(*) from " + table + " group by id")) {
-            while (r.next()) {
-                rows.put(r.getString(1), r.getInt(2));
-            }
-        }
-        return rows;
     }
 }

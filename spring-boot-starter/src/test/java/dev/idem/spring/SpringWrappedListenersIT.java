@@ -13,21 +13,14 @@ import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.TestNames;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -53,15 +46,12 @@ class SpringWrappedListenersIT {
         String batch = names.topic() + "-b";
         kafka.createTopic(records, 3);
         kafka.createTopic(batch, 3);
-        String table = "wrapped_" + Integer.toHexString(names.keyPrefix().hashCode() & 0x7fffffff);
-        try (Connection c = db.connect(); Statement s = c.createStatement()) {
-            s.execute("create table " + table + " (id varchar(64) not null)");
-        }
+        String table = Fixtures.effectTable(db, names, "wrapped");
         Map<String, Object> props = properties(redis, db, names, table, records, batch);
         props.put("spring.kafka.bootstrap-servers", kafka.bootstrapServers());
 
         try (ConfigurableApplicationContext a = start(props); ConfigurableApplicationContext b = start(props);
-             KafkaProducer<String, String> producer = producer(kafka)) {
+             KafkaProducer<String, String> producer = Fixtures.producer(kafka)) {
             for (int copy = 0; copy < 3; copy++) {
                 for (int i = 0; i < IDS; i++) {
                     String id = "order-" + i;
@@ -77,10 +67,10 @@ class SpringWrappedListenersIT {
                 assertThat(count(WrappedOrders.compensations(), "records:order-poison")).isEqualTo(1);
                 assertThat(count(WrappedOrders.compensations(), "records:order-bad")).isEqualTo(1);
                 assertThat(count(WrappedOrders.compensations(), "batch:order-poison")).isEqualTo(1);
-                assertThat(rows(db, table)).hasSize(2 * IDS);
+                assertThat(Fixtures.rows(db, table)).hasSize(2 * IDS);
             });
             await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(500))
-                    .untilAsserted(() -> assertThat(rows(db, table).values()).containsOnly(1));
+                    .untilAsserted(() -> assertThat(Fixtures.rows(db, table).values()).containsOnly(1));
 
             Map<String, Integer> calls = WrappedOrders.calls();
             for (int i = 0; i < IDS; i++) {
@@ -151,43 +141,12 @@ class SpringWrappedListenersIT {
         return n == null ? 0 : n.get();
     }
 
-    private static KafkaProducer<String, String> producer(KafkaBroker kafka) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", kafka.bootstrapServers());
-        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
-    }
-
-    private static Map<String, Integer> rows(PostgresDatabase db, String table) throws Exception {
-        Map<String, Integer> rows = new HashMap<>();
-        try (Connection c = db.connect(); Statement s = c.createStatement();
-             ResultSet r = s.executeQuery("select id, count(*) from " + table + " group by id")) {
-            while (r.next()) {
-                rows.put(r.getString(1), r.getInt(2));
-            }
-        }
-        return rows;
-    }
-
     private static Map<String, ConsumerRecord<String, String>> deadLetters(KafkaBroker kafka, String topic) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", kafka.bootstrapServers());
-        p.put("group.id", "dlt-reader-" + System.nanoTime());
-        p.put("auto.offset.reset", "earliest");
+        List<ConsumerRecord<String, String>> read = Fixtures.deadLetters(kafka, topic);
+        assertThat(read).as("one dead letter per key in " + topic).extracting(ConsumerRecord::key)
+                .doesNotHaveDuplicates();
         Map<String, ConsumerRecord<String, String>> letters = new HashMap<>();
-        List<String> keys = new java.util.ArrayList<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p, new StringDeserializer(),
-                new StringDeserializer())) {
-            consumer.subscribe(List.of(topic));
-            long deadline = System.currentTimeMillis() + 15_000;
-            while (System.currentTimeMillis() < deadline) {
-                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(500))) {
-                    keys.add(record.key());
-                    letters.put(record.key(), record);
-                    deadline = Math.min(deadline, System.currentTimeMillis() + 2_000);
-                }
-            }
-        }
-        assertThat(keys).as("one dead letter per key in " + topic).doesNotHaveDuplicates();
+        read.forEach(letter -> letters.put(letter.key(), letter));
         return letters;
     }
 }

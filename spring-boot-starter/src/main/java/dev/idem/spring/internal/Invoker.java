@@ -84,14 +84,19 @@ public final class Invoker implements ListenerCall {
         try {
             method.invoke(target, args);
         } catch (InvocationTargetException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof Exception exception) {
-                throw exception;
-            }
-            if (cause instanceof Error error) {
-                throw error;
-            }
-            throw e;
+            throwCause(e);
         }
+    }
+
+    /** Throws what a wrapper (reflection's, a framework's) says the method threw: its cause, else the wrapper. */
+    public static void throwCause(Exception wrapper) throws Exception {
+        Throwable cause = wrapper.getCause();
+        if (cause instanceof Exception exception) {
+            throw exception;
+        }
+        if (cause instanceof Error error) {
+            throw error;
+        }
+        throw wrapper;
     }
 }

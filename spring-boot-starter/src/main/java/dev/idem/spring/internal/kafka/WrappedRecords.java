@@ -6,6 +6,7 @@ import dev.idem.core.Delivery;
 import dev.idem.core.PayloadCodec;
 import dev.idem.kafka.KafkaRecordProcessor;
 import dev.idem.kafka.PollResult;
+import dev.idem.spring.internal.Invoker;
 import dev.idem.spring.internal.ListenerCall;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -104,14 +105,7 @@ public final class WrappedRecords implements ListenerCall {
         } catch (ListenerExecutionFailedException e) {
             // spring-kafka's wrapper of what the method threw: Idem's failure count, dead letter and
             // NonRetryableException see the method's own exception.
-            Throwable cause = e.getCause();
-            if (cause instanceof Exception exception) {
-                throw exception;
-            }
-            if (cause instanceof Error error) {
-                throw error;
-            }
-            throw e;
+            Invoker.throwCause(e);
         }
     }
 
