@@ -30,6 +30,8 @@ class InventoryIT {
             throws Exception {
         kafka.createTopic("orders", 3);
         kafka.createTopic("payments", 3);
+        // tag::start[]
+        // A schema of this test's own, with the application's tables (Idem's ledger table is created there too).
         String schema = "inventory_" + Integer.toHexString(names.keyPrefix().hashCode() & 0x7fffffff);
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("create schema " + schema);
@@ -37,7 +39,6 @@ class InventoryIT {
             s.execute("insert into " + schema + ".stock values ('sku-1', 10)");
             s.execute("create table " + schema + ".captured (payment_id varchar(64), body text)");
         }
-        // tag::start[]
         // The test kit's addresses, as arguments: they win over application.yml (builder properties do not).
         String[] args = {
                 "--idem.redis.url=" + redis.uri(),
