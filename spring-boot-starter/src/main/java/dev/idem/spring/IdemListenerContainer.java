@@ -8,6 +8,7 @@ import dev.idem.spring.internal.ListenerPlan;
 import dev.idem.spring.internal.ListenerPlans;
 import dev.idem.spring.internal.ListenerProcessors;
 import dev.idem.spring.internal.kafka.KafkaListenerWrapping;
+import dev.idem.spring.internal.rocketmq.RocketMqListenerWrapping;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,8 +18,10 @@ import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.jspecify.annotations.Nullable;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
@@ -44,7 +47,8 @@ public final class IdemListenerContainer implements SmartLifecycle {
     private final IdemProperties properties;
     private final ListenerProcessors processors;
     private final List<RunningListener> running = new ArrayList<>();
-    private @Nullable KafkaListenerWrapping wrapping;
+    private @Nullable KafkaListenerWrapping kafkaWrapping;
+    private @Nullable RocketMqListenerWrapping rocketMqWrapping;
     private boolean started;
     private boolean stopped;
 
@@ -64,25 +68,39 @@ public final class IdemListenerContainer implements SmartLifecycle {
 
     @Override
     public synchronized void start() {
+        if (stopped) {
+            // The wrapped containers' processors are closed: they would restart on nothing.
+            throw new IllegalStateException("Idem's listeners do not restart after a stop; close the context and "
+                    + "start a new one");
+        }
         if (started) {
             return;
         }
         started = true;
         ListenerPlans planner = new ListenerPlans(beans, environment, properties);
         try {
-            List<ListenerPlan> wrapped = List.of();
-            if (!methods.wrapped().isEmpty()) {
-                if (!ClassUtils.isPresent("org.springframework.kafka.config.KafkaListenerEndpointRegistry",
-                        getClass().getClassLoader())) {
-                    throw new IllegalStateException("@Idempotent methods put Idem around spring-kafka listeners, but "
-                            + "spring-kafka is not on the class path (add spring-boot-starter-kafka)");
-                }
-                wrapping = new KafkaListenerWrapping(beans, environment);
-                wrapped = wrapping.plans(methods.wrapped(), planner);
+            List<ListenerPlan> wrapped = new ArrayList<>();
+            List<ListenerMethods.Found<Idempotent>> kafkaMethods = new ArrayList<>();
+            List<ListenerMethods.Found<Idempotent>> rocketMqMethods = new ArrayList<>();
+            for (ListenerMethods.Found<Idempotent> found : methods.wrapped()) {
+                (ROCKETMQ_LISTENER.isPresentOn(found) ? rocketMqMethods : kafkaMethods).add(found);
+            }
+            if (!kafkaMethods.isEmpty()) {
+                requireClass(KAFKA_REGISTRY, "spring-kafka (spring-boot-starter-kafka)");
+                kafkaWrapping = new KafkaListenerWrapping(beans, environment);
+                wrapped.addAll(kafkaWrapping.plans(kafkaMethods, planner));
+            }
+            if (!rocketMqMethods.isEmpty()) {
+                rocketMqWrapping = new RocketMqListenerWrapping(beans);
+                wrapped.addAll(rocketMqWrapping.plans(rocketMqMethods, planner));
             }
             for (ListenerPlan plan : planner.plans(methods, wrapped)) {
-                if (wrapping != null && wrapping.wraps(plan)) {
-                    wrapping.wrap(plan, processors.processor(plan), processors.kafkaSettings());
+                if (kafkaWrapping != null && kafkaWrapping.wraps(plan)) {
+                    kafkaWrapping.wrap(plan, processors.processor(plan), processors.kafkaSettings());
+                    continue;
+                }
+                if (rocketMqWrapping != null && rocketMqWrapping.wraps(plan)) {
+                    rocketMqWrapping.wrap(plan, processors.processor(plan));
                     continue;
                 }
                 IdemConsumer consumer = consumer(plan, processors.processor(plan));
@@ -128,16 +146,44 @@ public final class IdemListenerContainer implements SmartLifecycle {
             LOG.warn("Idem listeners still running records after {}; the Redis client closes now and their claims "
                     + "lapse with their leases", longest);
         }
-        if (wrapping != null) {
-            wrapping.close(); // after spring-kafka's registry stopped their containers (a later phase)
+        // After the wrapped containers stopped (a later phase each): their processors, then their producers.
+        if (kafkaWrapping != null) {
+            kafkaWrapping.close(longest.isZero() ? properties.getListeners().values().stream()
+                    .map(IdemProperties.Listener::getCloseTimeout).max(Duration::compareTo)
+                    .orElse(Duration.ofSeconds(30)) : longest);
+        }
+        if (rocketMqWrapping != null) {
+            rocketMqWrapping.close();
         }
     }
 
-    /** Before spring-kafka's listener registry ({@code Integer.MAX_VALUE - 100}): wrapped containers start wrapped and stop first. */
+    /**
+     * Before the containers Idem wraps start (spring-kafka's registry: {@code Integer.MAX_VALUE - 100};
+     * rocketmq-spring's: {@code - 2000}), so they start wrapped, and after they stop.
+     */
     @Override
     public int getPhase() {
-        return Integer.MAX_VALUE - 200;
+        return Integer.MAX_VALUE - 3000;
     }
+
+    private static void requireClass(String name, String what) {
+        if (!ClassUtils.isPresent(name, IdemListenerContainer.class.getClassLoader())) {
+            throw new IllegalStateException("@Idempotent methods of this kind put Idem around " + what
+                    + " listeners, but it is not on the class path");
+        }
+    }
+
+    /** An annotation found by name, so that a framework that is absent is never loaded. */
+    private record AnnotationName(String name) {
+        boolean isPresentOn(ListenerMethods.Found<?> found) {
+            return MergedAnnotations.from(AopUtils.getTargetClass(found.bean()),
+                    MergedAnnotations.SearchStrategy.TYPE_HIERARCHY).isPresent(name);
+        }
+    }
+
+    private static final String KAFKA_REGISTRY = "org.springframework.kafka.config.KafkaListenerEndpointRegistry";
+    private static final AnnotationName ROCKETMQ_LISTENER =
+            new AnnotationName("org.apache.rocketmq.spring.annotation.RocketMQMessageListener");
 
     @Override
     public synchronized boolean isRunning() {

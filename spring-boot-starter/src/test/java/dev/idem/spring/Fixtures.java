@@ -2,7 +2,9 @@ package dev.idem.spring;
 
 import dev.idem.testkit.KafkaBroker;
 import dev.idem.testkit.PostgresDatabase;
+import dev.idem.testkit.RocketMqBroker;
 import dev.idem.testkit.TestNames;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -17,8 +19,14 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
+import org.apache.rocketmq.client.consumer.PullResult;
+import org.apache.rocketmq.client.consumer.PullStatus;
+import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.common.message.MessageQueue;
 
-/** What the starter's ITs share: the effect table, a producer, and reading a dead-letter topic back. */
+/** What the starter's ITs share: the effect table, producers, and reading dead-letter topics back. */
 final class Fixtures {
 
     private Fixtures() {
@@ -49,6 +57,48 @@ final class Fixtures {
         Properties p = new Properties();
         p.put("bootstrap.servers", kafka.bootstrapServers());
         return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+    }
+
+    /** The keys of every message on a RocketMQ topic, pulled by offset from the start of each queue. */
+    @SuppressWarnings("deprecation") // DefaultMQPullConsumer: the client's one API for pulling by offset.
+    static List<String> rocketMqDeadLetters(RocketMqBroker rocketMq, String topic, TestNames names) throws Exception {
+        DefaultMQPullConsumer reader = new DefaultMQPullConsumer(names.group("dlq-reader"));
+        reader.setNamesrvAddr(rocketMq.nameServerAddress());
+        reader.setInstanceName("dlq-reader-" + System.nanoTime());
+        reader.start();
+        try {
+            List<String> keys = new ArrayList<>();
+            for (MessageQueue queue : reader.fetchSubscribeMessageQueues(topic)) {
+                PullResult result = reader.pull(queue, "*", 0, 32, 3_000);
+                if (result.getPullStatus() == PullStatus.FOUND) {
+                    result.getMsgFoundList().forEach(m -> keys.add(m.getKeys()));
+                }
+            }
+            return keys;
+        } finally {
+            reader.shutdown();
+        }
+    }
+
+    /** Sends each id {@code copies} times with the body {@code body(id)}, the id as the message key, over the queues. */
+    static void sendRocketMq(RocketMqBroker rocketMq, String topic, TestNames names, List<String> ids, int copies,
+                             java.util.function.Function<String, String> body) throws Exception {
+        DefaultMQProducer producer = new DefaultMQProducer(names.group("producer"));
+        producer.setNamesrvAddr(rocketMq.nameServerAddress());
+        producer.setInstanceName("producer-" + System.nanoTime());
+        producer.start();
+        try {
+            int n = 0;
+            for (int copy = 0; copy < copies; copy++) {
+                for (String id : ids) {
+                    Message message = new Message(topic, "*", id, body.apply(id).getBytes(StandardCharsets.UTF_8));
+                    int queue = n++;
+                    producer.send(message, (queues, msg, arg) -> queues.get(queue % queues.size()), null);
+                }
+            }
+        } finally {
+            producer.shutdown();
+        }
     }
 
     /** Every record of a Kafka topic, read until two quiet seconds after the last (or 15 s with none). */

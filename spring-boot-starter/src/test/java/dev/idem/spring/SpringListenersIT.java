@@ -11,7 +11,6 @@ import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.RocketMqBroker;
 import dev.idem.testkit.TestNames;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -20,12 +19,6 @@ import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
-import org.apache.rocketmq.client.consumer.PullResult;
-import org.apache.rocketmq.client.consumer.PullStatus;
-import org.apache.rocketmq.client.producer.DefaultMQProducer;
-import org.apache.rocketmq.common.message.Message;
-import org.apache.rocketmq.common.message.MessageQueue;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -81,7 +74,10 @@ class SpringListenersIT {
             for (int i = 0; i < IDS; i++) {
                 ids.add("order-" + i);
             }
-            sendRocketMq(rocketMq, rocketTopic, names, ids);
+            List<String> rocketIds = new ArrayList<>(ids);
+            rocketIds.add("order-poison");
+            Fixtures.sendRocketMq(rocketMq, rocketTopic, names, rocketIds, 3, id -> "{\"id\":\"" + id
+                    + "\",\"kind\":\"" + (id.equals("order-poison") ? "poison" : "ok") + "\"}");
             try (KafkaProducer<String, String> producer = Fixtures.producer(kafka)) {
                 for (int copy = 0; copy < 3; copy++) {
                     for (String id : ids) {
@@ -113,7 +109,7 @@ class SpringListenersIT {
             }
             assertThat(rows).as("RocketMQ: the poison's effect rolled back").doesNotContainKey("rocket:order-poison");
             assertThat(Effects.calls("rocket:order-poison")).as("RocketMQ poison attempts").isEqualTo(5);
-            assertThat(rocketMqDeadLetters(rocketMq, rocketTopic + "_DLQ", names)).containsExactly("order-poison");
+            assertThat(Fixtures.rocketMqDeadLetters(rocketMq, rocketTopic + "_DLQ", names)).containsExactly("order-poison");
             assertThat(Fixtures.deadLetters(kafka, topic + ".DLT").stream().map(ConsumerRecord::key).toList()).containsExactly("order-poison");
             Map<String, Boolean> sawLedgerRow = new HashMap<>(Effects.sawLedgerRow());
             sawLedgerRow.keySet().removeIf(id -> !id.startsWith("order-"));   // other tests' orders in this JVM
@@ -129,51 +125,6 @@ class SpringListenersIT {
         return new SpringApplicationBuilder(OrdersApp.class).web(WebApplicationType.NONE).properties(props).run();
     }
 
-    /** Every id and the poison, three copies each, spread over the queues. */
-    private static void sendRocketMq(RocketMqBroker rocketMq, String topic, TestNames names, List<String> ids)
-            throws Exception {
-        DefaultMQProducer producer = new DefaultMQProducer(names.group("producer"));
-        producer.setNamesrvAddr(rocketMq.nameServerAddress());
-        producer.start();
-        try {
-            List<String> all = new ArrayList<>(ids);
-            all.add("order-poison");
-            int n = 0;
-            for (int copy = 0; copy < 3; copy++) {
-                for (String id : all) {
-                    String kind = id.equals("order-poison") ? "poison" : "ok";
-                    Message message = new Message(topic, "*", id, ("{\"id\":\"" + id + "\",\"kind\":\"" + kind
-                            + "\"}").getBytes(StandardCharsets.UTF_8));
-                    int queue = n++;
-                    producer.send(message, (queues, msg, arg) -> queues.get(queue % queues.size()), null);
-                }
-            }
-        } finally {
-            producer.shutdown();
-        }
-    }
-
-    /** The keys of every message on a RocketMQ topic, pulled by offset from the start of each queue. */
-    @SuppressWarnings("deprecation") // DefaultMQPullConsumer: the client's one API for pulling by offset.
-    private static List<String> rocketMqDeadLetters(RocketMqBroker rocketMq, String topic, TestNames names)
-            throws Exception {
-        DefaultMQPullConsumer reader = new DefaultMQPullConsumer(names.group("dlq-reader"));
-        reader.setNamesrvAddr(rocketMq.nameServerAddress());
-        reader.setInstanceName("dlq-reader-" + System.nanoTime());
-        reader.start();
-        try {
-            List<String> keys = new ArrayList<>();
-            for (MessageQueue queue : reader.fetchSubscribeMessageQueues(topic)) {
-                PullResult result = reader.pull(queue, "*", 0, 32, 3_000);
-                if (result.getPullStatus() == PullStatus.FOUND) {
-                    result.getMsgFoundList().forEach(m -> keys.add(m.getKeys()));
-                }
-            }
-            return keys;
-        } finally {
-            reader.shutdown();
-        }
-    }
 
     private static void send(KafkaProducer<String, String> producer, String topic, int spread, String id, String kind)
             throws Exception {

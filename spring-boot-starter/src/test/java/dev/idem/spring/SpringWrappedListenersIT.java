@@ -11,6 +11,7 @@ import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.KafkaBroker;
 import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
+import dev.idem.testkit.RocketMqBroker;
 import dev.idem.testkit.TestNames;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -27,12 +28,14 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * Existing spring-kafka {@code @KafkaListener}s, a record listener and a batch listener, with Idem put
- * around them by {@code @Idempotent}, in two instances of the application on one group, configured by
- * {@code spring.kafka.*} alone: every order sent three times is applied once, a poison order is
+ * Existing spring-kafka {@code @KafkaListener}s, a record listener and a batch listener, and a
+ * rocketmq-spring {@code @RocketMQMessageListener}, with Idem put around them by {@code @Idempotent},
+ * in two instances of the application on one group, configured by {@code spring.kafka.*} and
+ * {@code rocketmq.*} alone: every order sent three times is applied once, a poison order is
  * dead-lettered once and compensated once (its effect rolled back each time), a record the container
  * could not deserialize is dead-lettered with its bytes and the reason without reaching the listener,
- * and the batch listener sees one record at a time. A manual ack mode is refused at start-up.
+ * and the batch listener sees one record at a time. A manual ack mode, auto-commit or a Kafka
+ * transaction manager on the container is refused at start-up, naming the setting.
  */
 @IdemTestKit
 class SpringWrappedListenersIT {
@@ -40,8 +43,9 @@ class SpringWrappedListenersIT {
     private static final int IDS = 10;
 
     @Test
-    void wrappedRecordAndBatchListenersApplyEveryOrderOnce(KafkaBroker kafka, RedisEndpoint redis, PostgresDatabase db,
-                                                           TestNames names) throws Exception {
+    void wrappedRecordBatchAndRocketMqListenersApplyEveryOrderOnce(KafkaBroker kafka, RocketMqBroker rocketMq,
+                                                                   RedisEndpoint redis, PostgresDatabase db,
+                                                                   TestNames names) throws Exception {
         String records = names.topic() + "-r";
         String batch = names.topic() + "-b";
         kafka.createTopic(records, 3);
@@ -49,6 +53,16 @@ class SpringWrappedListenersIT {
         String table = Fixtures.effectTable(db, names, "wrapped");
         Map<String, Object> props = properties(redis, db, names, table, records, batch);
         props.put("spring.kafka.bootstrap-servers", kafka.bootstrapServers());
+        String rocketTopic = names.topic("rocket");
+        String rocketGroup = names.group("rocket");
+        rocketMq.createTopic(rocketTopic, 4);
+        rocketMq.createTopic(rocketTopic + "_DLQ", 1);
+        rocketMq.createRetryTopic(rocketGroup);
+        props.put("rocketmq.name-server", rocketMq.nameServerAddress());
+        props.put("test.rocketmq.topic", rocketTopic);
+        props.put("test.rocketmq.group", rocketGroup);
+        props.put("idem.listeners.wrapped-rocket.backoff-initial", "100ms");
+        props.put("idem.listeners.wrapped-rocket.backoff-max", "200ms");
 
         try (ConfigurableApplicationContext a = start(props); ConfigurableApplicationContext b = start(props);
              KafkaProducer<String, String> producer = Fixtures.producer(kafka)) {
@@ -62,12 +76,19 @@ class SpringWrappedListenersIT {
             }
             producer.send(new ProducerRecord<>(records, 1, "order-bad", "undecodable")).get();
             producer.send(new ProducerRecord<>(batch, 2, "order-poison", "poison")).get();
+            List<String> rocketIds = new java.util.ArrayList<>();
+            for (int i = 0; i < IDS; i++) {
+                rocketIds.add("order-" + i);
+            }
+            rocketIds.add("order-poison");
+            Fixtures.sendRocketMq(rocketMq, rocketTopic, names, rocketIds, 3, id -> id);
 
             await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
                 assertThat(count(WrappedOrders.compensations(), "records:order-poison")).isEqualTo(1);
                 assertThat(count(WrappedOrders.compensations(), "records:order-bad")).isEqualTo(1);
                 assertThat(count(WrappedOrders.compensations(), "batch:order-poison")).isEqualTo(1);
-                assertThat(Fixtures.rows(db, table)).hasSize(2 * IDS);
+                assertThat(count(WrappedOrders.compensations(), "rocket:order-poison")).isEqualTo(1);
+                assertThat(Fixtures.rows(db, table)).hasSize(3 * IDS);
             });
             await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(500))
                     .untilAsserted(() -> assertThat(Fixtures.rows(db, table).values()).containsOnly(1));
@@ -76,7 +97,11 @@ class SpringWrappedListenersIT {
             for (int i = 0; i < IDS; i++) {
                 assertThat(calls.get("records:order-" + i)).as("record listener calls for order-" + i).isEqualTo(1);
                 assertThat(calls.get("batch:order-" + i)).as("batch listener calls for order-" + i).isEqualTo(1);
+                assertThat(calls.get("rocket:order-" + i)).as("RocketMQ listener calls for order-" + i).isEqualTo(1);
             }
+            assertThat(calls.get("rocket:order-poison")).as("poison attempts, RocketMQ listener").isEqualTo(5);
+            assertThat(Fixtures.rocketMqDeadLetters(rocketMq, rocketTopic + "_DLQ", names))
+                    .containsExactly("order-poison");
             assertThat(calls.get("records:order-poison")).as("poison attempts, record listener").isEqualTo(5);
             assertThat(calls.get("batch:order-poison")).as("poison attempts, batch listener").isEqualTo(3);
             assertThat(calls).as("the undecodable record never reached the listener").doesNotContainKey("records:order-bad");
@@ -94,16 +119,25 @@ class SpringWrappedListenersIT {
     }
 
     @Test
-    void aManualAckModeIsRefusedNamingTheSetting(RedisEndpoint redis, PostgresDatabase db, TestNames names) {
-        Map<String, Object> props = properties(redis, db, names, "never_written", "never-r", "never-b");
-        props.put("spring.kafka.bootstrap-servers", "127.0.0.1:1");
-        props.put("spring.kafka.listener.ack-mode", "manual");
-        Throwable thrown = catchThrowable(() -> start(props).close());
-        StringBuilder messages = new StringBuilder();
-        for (Throwable t = thrown; t != null; t = t.getCause()) {
-            messages.append(t.getMessage()).append('\n');
-        }
-        assertThat(messages.toString()).contains("ack mode is MANUAL", "spring.kafka.listener.ack-mode");
+    void settingsThatWouldCommitBehindIdemsBackAreRefusedNamingThem(RedisEndpoint redis, PostgresDatabase db,
+                                                                     TestNames names) {
+        Map<String, List<String>> cases = Map.of(
+                "spring.kafka.listener.ack-mode=manual", List.of("ack mode is MANUAL", "spring.kafka.listener.ack-mode"),
+                "spring.kafka.consumer.enable-auto-commit=true",
+                List.of("enable.auto.commit=true", "spring.kafka.consumer.enable-auto-commit"),
+                "spring.kafka.producer.transaction-id-prefix=tx-",
+                List.of("transaction manager", "spring.kafka.producer.transaction-id-prefix"));
+        cases.forEach((setting, expected) -> {
+            Map<String, Object> props = properties(redis, db, names, "never_written", "never-r", "never-b");
+            props.put("spring.kafka.bootstrap-servers", "127.0.0.1:1");
+            props.put(setting.substring(0, setting.indexOf('=')), setting.substring(setting.indexOf('=') + 1));
+            Throwable thrown = catchThrowable(() -> start(props).close());
+            StringBuilder messages = new StringBuilder();
+            for (Throwable t = thrown; t != null; t = t.getCause()) {
+                messages.append(t.getMessage()).append('\n');
+            }
+            assertThat(messages.toString()).as(setting).contains(expected);
+        });
     }
 
     private static Map<String, Object> properties(RedisEndpoint redis, PostgresDatabase db, TestNames names,

@@ -115,25 +115,27 @@ public final class ListenerPlans {
     }
 
     /**
-     * The plan of a spring-kafka listener Idem wraps: its topics and group are its container's, its
-     * payload the record's bytes (or its defect, through {@code codec}), {@code call} runs it.
+     * The plan of a framework's listener Idem wraps (spring-kafka's, rocketmq-spring's): its topic and
+     * group are its container's, its payload the message's bytes (or its defect, through {@code codec}),
+     * {@code call} runs it.
      */
-    public ListenerPlan wrappedPlan(ListenerMethods.Found<Idempotent> found, String defaultName, String topic,
-                                    String group, PayloadCodec<Object> codec, ListenerCall call) {
+    public ListenerPlan wrappedPlan(ListenerMethods.Found<Idempotent> found, Broker broker, String defaultName,
+                                    String topic, String group, PayloadCodec<Object> codec, ListenerCall call) {
         Idempotent a = found.annotation();
         String where = describe(found.method());
         String name = a.name().isBlank() ? defaultName : resolve(a.name());
         IdemProperties.Listener settings = settings(name);
         if (settings.getConcurrency() != null) {
             throw new IllegalStateException("idem.listeners." + name + ".concurrency is not a setting of a wrapped "
-                    + "@KafkaListener: its threads are the @KafkaListener's concurrency");
+                    + "listener: its threads are its container's (@KafkaListener's concurrency, "
+                    + "@RocketMQMessageListener's consumeThreadNumber)");
         }
         if (a.keySource() == KeyFrom.PROPERTY) {
             throw new IllegalStateException("@Idempotent on " + where + ": keySource PROPERTY is for "
                     + "@IdempotentListener; use MESSAGE_KEY, HEADER or MESSAGE_ID");
         }
         String what = "@Idempotent";
-        return new ListenerPlan(name, where, Broker.KAFKA, topic, group, codec,
+        return new ListenerPlan(name, where, broker, topic, group, codec,
                 keys(a.keySource(), a.key(), a.keySuffix(), what + " on " + where, byte[].class), call,
                 compensation(a.compensation()), null,
                 settings.getMaxAttempts() != null ? settings.getMaxAttempts() : a.maxAttempts(),

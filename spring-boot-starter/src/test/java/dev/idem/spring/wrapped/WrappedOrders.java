@@ -52,9 +52,13 @@ public class WrappedOrders {
         }
     }
 
+    static void count(String id) {
+        CALLS.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+    }
+
     private void apply(String listener, ConsumerRecord<String, String> record) {
         String id = listener + ":" + record.key();
-        CALLS.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
+        count(id);
         jdbc.update("insert into " + table + " (id) values (?)", id);
         if ("poison".equals(record.value())) {
             throw new IllegalStateException("stock service refused " + id);
@@ -79,6 +83,11 @@ public class WrappedOrders {
     @IdempotentCompensation("wrapped-records")
     public void compensateRecord(DeadLetter letter) {
         COMPENSATIONS.computeIfAbsent("records:" + letter.key().value(), k -> new AtomicInteger()).incrementAndGet();
+    }
+
+    @IdempotentCompensation("wrapped-rocket")
+    public void compensateRocket(DeadLetter letter) {
+        COMPENSATIONS.computeIfAbsent("rocket:" + letter.key().value(), k -> new AtomicInteger()).incrementAndGet();
     }
 
     @IdempotentCompensation("wrapped-batch")

@@ -13,6 +13,8 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RecordDeserializationException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.kafka.listener.CommonErrorHandler;
@@ -60,9 +62,10 @@ final class IdemErrorHandler implements CommonErrorHandler {
                                 MessageListenerContainer container) {
         ConsumerRecord<?, ?> first = remaining.get(0);
         PollResult result;
-        if (thrown instanceof RedeliveryRequested redelivery) {
+        RedeliveryRequested redelivery = cause(thrown, RedeliveryRequested.class);
+        if (redelivery != null) {
             result = redelivery.result();
-        } else if (cause(thrown, DeserializationException.class)) {
+        } else if (cause(thrown, DeserializationException.class) != null) {
             // The container threw before the listener: Idem runs the record, whose defect sends it to the dead letter.
             result = records.process(List.of(first), record -> {
                 throw new IllegalStateException("a record that could not be deserialized does not run");
@@ -82,7 +85,8 @@ final class IdemErrorHandler implements CommonErrorHandler {
         List<ConsumerRecord<?, ?>> all = new java.util.ArrayList<>();
         data.forEach(all::add);
         PollResult result;
-        if (thrown instanceof RedeliveryRequested redelivery) {
+        RedeliveryRequested redelivery = cause(thrown, RedeliveryRequested.class);
+        if (redelivery != null) {
             result = redelivery.result();
         } else {
             LOG.warn("Idem listener '{}': the batch failed outside Idem; delivering it again in {}", name,
@@ -93,14 +97,34 @@ final class IdemErrorHandler implements CommonErrorHandler {
     }
 
     /**
+     * A record the consumer could not deserialize while polling (no {@code ErrorHandlingDeserializer}):
+     * Idem dead-letters it from the bytes the exception carries, and the consumer moves past it.
+     */
+    @Override
+    public void handleOtherException(Exception thrown, Consumer<?, ?> consumer, MessageListenerContainer container,
+                                     boolean batchListener) {
+        RecordDeserializationException failure = cause(thrown, RecordDeserializationException.class);
+        if (failure == null) {
+            LOG.error("Idem listener '{}': the container failed outside the listener", name, thrown);
+            return;
+        }
+        TopicPartition partition = failure.topicPartition();
+        PollResult result = records.processUndecodable(failure);
+        Redelivery redelivery = result.redeliveries().get(partition);
+        if (redelivery != null) {
+            consumer.seek(partition, failure.offset());
+            pause(container, partition, redelivery.delay());
+        } else {
+            consumer.seek(partition, failure.offset() + 1);
+        }
+    }
+
+    /**
      * Commits what finished, seeks each partition Idem redelivers back to its record, and every other
      * partition with a record of the poll that did not run back to the first such record.
      */
     private void redeliver(PollResult result, List<ConsumerRecord<?, ?>> records, List<ConsumerRecord<?, ?>> ran,
                            Consumer<?, ?> consumer, MessageListenerContainer container) {
-        if (!result.commits().isEmpty()) {
-            consumer.commitSync(result.commits());
-        }
         Map<TopicPartition, Long> seeks = new LinkedHashMap<>();
         result.redeliveries().forEach((partition, redelivery) -> seeks.put(partition, redelivery.offset()));
         java.util.Set<ConsumerRecord<?, ?>> done = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
@@ -110,8 +134,18 @@ final class IdemErrorHandler implements CommonErrorHandler {
                 seeks.putIfAbsent(new TopicPartition(record.topic(), record.partition()), record.offset());
             }
         }
+        // Seeks first: a commit that fails (coordinator away, rebalance) must not leave the position
+        // past records that did not run.
         seeks.forEach(consumer::seek);
         result.redeliveries().forEach((partition, redelivery) -> pause(container, partition, redelivery.delay()));
+        if (!result.commits().isEmpty()) {
+            try {
+                consumer.commitSync(result.commits());
+            } catch (RuntimeException e) {
+                LOG.warn("Idem listener '{}': committing finished records failed; they come back and are found "
+                        + "done", name, e);
+            }
+        }
     }
 
     private static PollResult again(List<ConsumerRecord<?, ?>> records) {
@@ -127,17 +161,22 @@ final class IdemErrorHandler implements CommonErrorHandler {
         if (delay.isZero() || delay.isNegative()) {
             return;
         }
+        try {
+            resumes.schedule(() -> container.resumePartition(partition), delay.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            return; // closing: the record comes back without the pause rather than stay paused for good
+        }
         container.pausePartition(partition);
-        resumes.schedule(() -> container.resumePartition(partition), delay.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    private static boolean cause(Throwable thrown, Class<? extends Throwable> type) {
+    /** {@code type} in the cause chain (spring-kafka wraps what the listener threw), or null. */
+    private static <E extends Throwable> @Nullable E cause(Throwable thrown, Class<E> type) {
         for (Throwable t = thrown; t != null; t = t.getCause()) {
             if (type.isInstance(t)) {
-                return true;
+                return type.cast(t);
             }
         }
-        return false;
+        return null;
     }
 
     /** Stops the resume timer; paused partitions stay paused until the container stops. */

@@ -3,6 +3,7 @@ package dev.idem.spring.internal.kafka;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.kafka.KafkaRecordProcessor;
+import dev.idem.spring.Broker;
 import dev.idem.spring.Idempotent;
 import dev.idem.spring.internal.ListenerMethods;
 import dev.idem.spring.internal.ListenerPlan;
@@ -13,6 +14,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -20,11 +22,14 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
 import org.springframework.kafka.annotation.KafkaListener;
 import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.listener.AbstractMessageListenerContainer;
 import org.springframework.kafka.listener.BatchMessageListener;
 import org.springframework.kafka.listener.ContainerProperties;
 import org.springframework.kafka.listener.MessageListener;
 import org.springframework.kafka.listener.MessageListenerContainer;
+import org.springframework.kafka.listener.adapter.AsyncRepliesAware;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * Puts Idem around the spring-kafka containers of {@link Idempotent} methods before the listener
@@ -61,6 +66,15 @@ public final class KafkaListenerWrapping {
                 throw new IllegalStateException("@Idempotent on " + where + " puts Idem around a spring-kafka "
                         + "@KafkaListener, but the method has none (for a listener of Idem's own, use @IdempotentListener)");
             }
+            if (AnnotatedElementUtils.findMergedRepeatableAnnotations(method.method(), KafkaListener.class).size() > 1) {
+                throw new IllegalStateException("@Idempotent on " + where + ": the method has several @KafkaListener "
+                        + "annotations; Idem wraps one: give each its own method");
+            }
+            if (!listener.errorHandler().isBlank()) {
+                throw new IllegalStateException("@Idempotent on " + where + ": its @KafkaListener has errorHandler = \""
+                        + listener.errorHandler() + "\", which would take the method's failures from Idem (no retry "
+                        + "count, no dead letter): remove it");
+            }
             String id = environment.resolveRequiredPlaceholders(listener.id());
             if (id.isBlank()) {
                 throw new IllegalStateException("@Idempotent on " + where + " needs @KafkaListener(id = \"...\"): Idem "
@@ -71,15 +85,15 @@ public final class KafkaListenerWrapping {
                 throw new IllegalStateException("@Idempotent on " + where + ": no spring-kafka listener container '"
                         + id + "' (" + (container == null ? "none registered" : container.getClass().getName()) + ")");
             }
-            check(found.getContainerProperties(), where);
+            check(found, where);
             String group = found.getGroupId();
             if (group == null || group.isBlank()) {
                 throw new IllegalStateException("@Idempotent on " + where + ": its @KafkaListener has no group "
                         + "(groupId, its id, or spring.kafka.consumer.group-id); Idem's keys are namespaced by it");
             }
             WrappedRecords records = new WrappedRecords(where);
-            ListenerPlan plan = plans.wrappedPlan(method, id, topics(found.getContainerProperties()), group,
-                    records.codec(), records);
+            ListenerPlan plan = plans.wrappedPlan(method, Broker.KAFKA, id, topics(found.getContainerProperties()),
+                    group, records.codec(), records);
             byName.put(plan.name(), new Found(found, records, where));
             planned.add(plan);
         }
@@ -132,8 +146,23 @@ public final class KafkaListenerWrapping {
                 listener instanceof BatchMessageListener<?, ?> ? "batch" : "record");
     }
 
-    /** Closes what Idem made for the wrapped listeners, after their containers stopped. */
-    public void close() {
+    /**
+     * Closes what Idem made for the wrapped listeners once their containers have stopped (waiting up to
+     * {@code grace} for a container whose stop outran its phase's timeout: its handler still needs the
+     * lease renewal and Redis).
+     */
+    public void close(java.time.Duration grace) {
+        long deadline = System.nanoTime() + grace.toNanos();
+        for (Found found : byName.values()) {
+            while ((found.container.isRunning() || found.container.isChildRunning()) && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
         for (AutoCloseable c : closing) {
             try {
                 c.close();
@@ -144,18 +173,52 @@ public final class KafkaListenerWrapping {
         closing.clear();
     }
 
-    /** What would let spring-kafka commit or skip records Idem has not finished. */
-    private static void check(ContainerProperties properties, String where) {
+    /** What would let spring-kafka (or the Kafka client) commit or skip records Idem has not finished. */
+    private static void check(AbstractMessageListenerContainer<?, ?> container, String where) {
+        ContainerProperties properties = container.getContainerProperties();
         ContainerProperties.AckMode mode = properties.getAckMode();
-        if (mode == ContainerProperties.AckMode.MANUAL || mode == ContainerProperties.AckMode.MANUAL_IMMEDIATE) {
+        if (mode != ContainerProperties.AckMode.RECORD && mode != ContainerProperties.AckMode.BATCH) {
             throw new IllegalStateException("@Idempotent on " + where + ": its container's ack mode is " + mode
-                    + "; Idem decides what is committed: use RECORD, BATCH (the default), TIME or COUNT "
+                    + "; Idem decides what is committed: use RECORD or BATCH (the default) "
                     + "(spring.kafka.listener.ack-mode)");
         }
         if (properties.isAsyncAcks()) {
             throw new IllegalStateException("@Idempotent on " + where + ": its container has async acks "
                     + "(spring.kafka.listener.async-acks); Idem commits in order: turn them off");
         }
+        if (properties.getKafkaAwareTransactionManager() != null || properties.getTransactionManager() != null) {
+            throw new IllegalStateException("@Idempotent on " + where + ": its container has a transaction manager "
+                    + "(spring.kafka.producer.transaction-id-prefix), which commits offsets of records Idem asked to "
+                    + "redeliver; Idem's ledger is the transaction: use a container factory without one");
+        }
+        Object listener = properties.getMessageListener();
+        if (listener instanceof AsyncRepliesAware async && async.isAsyncReplies()) {
+            throw new IllegalStateException("@Idempotent on " + where + ": the method returns a future (or Mono, or "
+                    + "is a suspend function); Idem needs the effect done when the method returns");
+        }
+        if (autoCommit(container)) {
+            throw new IllegalStateException("@Idempotent on " + where + ": its consumer has enable.auto.commit=true "
+                    + "(spring.kafka.consumer.enable-auto-commit), which commits records Idem has not finished: "
+                    + "turn it off");
+        }
+    }
+
+    /** Whether the container's consumer would commit by itself: its own properties, then its factory's. */
+    private static boolean autoCommit(AbstractMessageListenerContainer<?, ?> container) {
+        Object value = container.getContainerProperties().getKafkaConsumerProperties()
+                .getProperty(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
+        if (value == null) {
+            java.lang.reflect.Field field = ReflectionUtils.findField(AbstractMessageListenerContainer.class,
+                    "consumerFactory");
+            if (field != null) {
+                ReflectionUtils.makeAccessible(field);
+                Object factory = ReflectionUtils.getField(field, container);
+                if (factory instanceof ConsumerFactory<?, ?> consumers) {
+                    value = consumers.getConfigurationProperties().get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG);
+                }
+            }
+        }
+        return value != null && Boolean.parseBoolean(value.toString());
     }
 
     private static String topics(ContainerProperties properties) {

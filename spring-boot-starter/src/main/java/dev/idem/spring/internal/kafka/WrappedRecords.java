@@ -8,6 +8,7 @@ import dev.idem.kafka.KafkaRecordProcessor;
 import dev.idem.kafka.PollResult;
 import dev.idem.spring.internal.Invoker;
 import dev.idem.spring.internal.ListenerCall;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.util.ArrayList;
@@ -16,11 +17,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Consumer;
 import org.apache.commons.logging.LogFactory;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.log.LogAccessor;
@@ -95,6 +98,42 @@ public final class WrappedRecords implements ListenerCall {
         }
     }
 
+    /**
+     * Runs a record the consumer could not deserialize while polling, from the bytes the exception
+     * carries: Idem dead-letters it with the reason (the listener never runs).
+     */
+    PollResult processUndecodable(RecordDeserializationException failure) {
+        KafkaRecordProcessor<Object> running = Objects.requireNonNull(processor, "not started");
+        byte[] key = bytesOf(failure.keyBuffer());
+        byte[] value = bytesOf(failure.valueBuffer());
+        value = value == null ? new byte[0] : value;
+        ConsumerRecord<byte[], byte[]> bytes = new ConsumerRecord<>(failure.topicPartition().topic(),
+                failure.topicPartition().partition(), failure.offset(), failure.timestamp(), failure.timestampType(),
+                key == null ? -1 : key.length, value.length, key, value,
+                failure.headers() == null ? new RecordHeaders() : failure.headers(), Optional.empty());
+        Map<byte[], String> defects = new IdentityHashMap<>();
+        defects.put(value, "the " + (failure.origin() == RecordDeserializationException.DeserializationExceptionOrigin.KEY
+                ? "key" : "value") + " could not be deserialized by the consumer: " + (failure.getCause() != null
+                ? failure.getCause() : failure.getMessage()));
+        CURRENT.set(new Call(new IdentityHashMap<>(), defects, record -> {
+            throw new IllegalStateException("a record that could not be deserialized does not run");
+        }));
+        try {
+            return running.process(new ConsumerRecords<>(Map.of(failure.topicPartition(), List.of(bytes)), Map.of()));
+        } finally {
+            CURRENT.remove();
+        }
+    }
+
+    private static byte @Nullable [] bytesOf(@Nullable ByteBuffer buffer) {
+        if (buffer == null) {
+            return null;
+        }
+        byte[] bytes = new byte[buffer.remaining()];
+        buffer.duplicate().get(bytes);
+        return bytes;
+    }
+
     @Override
     public void invoke(Delivery<Object> delivery, @Nullable Connection tx) throws Exception {
         Call call = Objects.requireNonNull(CURRENT.get(), "no container call on this thread");
@@ -120,13 +159,26 @@ public final class WrappedRecords implements ListenerCall {
         DeserializationException keyFailure = failure(record, record.key(), KafkaUtils.KEY_DESERIALIZER_EXCEPTION_HEADER);
         headers.remove(KafkaUtils.VALUE_DESERIALIZER_EXCEPTION_HEADER);
         headers.remove(KafkaUtils.KEY_DESERIALIZER_EXCEPTION_HEADER);
-        byte[] key = keyFailure != null ? keyFailure.getData() : bytes(record.key());
-        byte[] value = valueFailure != null ? valueFailure.getData() : bytes(record.value());
+        String defect = null;
+        byte[] key;
+        byte[] value;
+        try {
+            key = keyFailure != null ? keyFailure.getData() : bytes(record.key());
+            value = valueFailure != null ? valueFailure.getData() : bytes(record.value());
+        } catch (IllegalStateException e) {
+            // An object Idem cannot write back as bytes: its defect sends it to the dead letter (key from the id).
+            key = null;
+            value = new byte[0];
+            defect = e.getMessage() + ": " + e.getCause();
+        }
         if (valueFailure != null || keyFailure != null) {
             DeserializationException failure = valueFailure != null ? valueFailure : keyFailure;
+            defect = (failure.isKey() ? "the key" : "the value") + " could not be deserialized by the "
+                    + "container's deserializer: " + (failure.getCause() != null ? failure.getCause() : failure);
+        }
+        if (defect != null) {
             value = value == null ? new byte[0] : value;
-            defects.put(value, (failure.isKey() ? "the key" : "the value") + " could not be deserialized by the "
-                    + "container's deserializer: " + (failure.getCause() != null ? failure.getCause() : failure));
+            defects.put(value, defect);
         }
         return new ConsumerRecord<>(record.topic(), record.partition(), record.offset(), record.timestamp(),
                 record.timestampType(), record.serializedKeySize(), record.serializedValueSize(), key, value, headers,
