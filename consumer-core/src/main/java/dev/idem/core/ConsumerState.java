@@ -14,5 +14,10 @@ public enum ConsumerState {
     /** Closed. */
     STOPPED,
     /** Stopped by a failure it cannot recover from (the consumer's {@code failure()} says which). */
-    FAILED
+    FAILED;
+
+    /** Started and neither closed nor failed: {@link #STARTING} or {@link #RUNNING}. */
+    public boolean isLive() {
+        return this == STARTING || this == RUNNING;
+    }
 }

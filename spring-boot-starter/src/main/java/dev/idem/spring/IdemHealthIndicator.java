@@ -40,7 +40,7 @@ public final class IdemHealthIndicator implements HealthIndicator {
             ConsumerState state = listener.consumer().state();
             Optional<Duration> deferred = listener.consumer().oldestDeferral();
             boolean stuck = deferred.filter(age -> age.compareTo(stuckAfter) > 0).isPresent();
-            boolean running = state == ConsumerState.RUNNING || state == ConsumerState.STARTING;
+            boolean running = state.isLive();
             up &= running && !stuck;
             details.put(listener.name(), stuck ? "DOWN: a message has come back deferred for "
                     + deferred.get().toSeconds() + " s" : running ? "UP" : "DOWN: consumer " + state);

@@ -49,6 +49,7 @@ public final class IdemListenerContainer implements SmartLifecycle {
     private final List<RunningListener> running = new ArrayList<>();
     private @Nullable KafkaListenerWrapping kafkaWrapping;
     private @Nullable RocketMqListenerWrapping rocketMqWrapping;
+    private Duration wrappedGrace = Duration.ZERO;
     private boolean started;
     private boolean stopped;
 
@@ -95,6 +96,10 @@ public final class IdemListenerContainer implements SmartLifecycle {
                 wrapped.addAll(rocketMqWrapping.plans(rocketMqMethods, planner));
             }
             for (ListenerPlan plan : planner.plans(methods, wrapped)) {
+                if (wrapped.stream().anyMatch(w -> w.name().equals(plan.name()))) {
+                    Duration closeTimeout = plan.settings().getCloseTimeout();
+                    wrappedGrace = closeTimeout.compareTo(wrappedGrace) > 0 ? closeTimeout : wrappedGrace;
+                }
                 if (kafkaWrapping != null && kafkaWrapping.wraps(plan)) {
                     kafkaWrapping.wrap(plan, processors.processor(plan), processors.kafkaSettings());
                     continue;
@@ -148,9 +153,7 @@ public final class IdemListenerContainer implements SmartLifecycle {
         }
         // After the wrapped containers stopped (a later phase each): their processors, then their producers.
         if (kafkaWrapping != null) {
-            kafkaWrapping.close(longest.isZero() ? properties.getListeners().values().stream()
-                    .map(IdemProperties.Listener::getCloseTimeout).max(Duration::compareTo)
-                    .orElse(Duration.ofSeconds(30)) : longest);
+            kafkaWrapping.close(wrappedGrace);
         }
         if (rocketMqWrapping != null) {
             rocketMqWrapping.close();

@@ -34,8 +34,9 @@ import org.springframework.context.ConfigurableApplicationContext;
  * {@code rocketmq.*} alone: every order sent three times is applied once, a poison order is
  * dead-lettered once and compensated once (its effect rolled back each time), a record the container
  * could not deserialize is dead-lettered with its bytes and the reason without reaching the listener,
- * and the batch listener sees one record at a time. A manual ack mode, auto-commit or a Kafka
- * transaction manager on the container is refused at start-up, naming the setting.
+ * and the batch listener sees one record at a time. A manual ack mode, auto-commit, a Kafka
+ * transaction manager on the container or a listener error handler that swallows failures is refused
+ * at start-up, naming the setting.
  */
 @IdemTestKit
 class SpringWrappedListenersIT {
@@ -126,7 +127,8 @@ class SpringWrappedListenersIT {
                 "spring.kafka.consumer.enable-auto-commit=true",
                 List.of("enable.auto.commit=true", "spring.kafka.consumer.enable-auto-commit"),
                 "spring.kafka.producer.transaction-id-prefix=tx-",
-                List.of("transaction manager", "spring.kafka.producer.transaction-id-prefix"));
+                List.of("transaction manager", "spring.kafka.producer.transaction-id-prefix"),
+                "test.swallowing-listener=true", List.of("errorHandler = \"swallow\"", "remove it"));
         cases.forEach((setting, expected) -> {
             Map<String, Object> props = properties(redis, db, names, "never_written", "never-r", "never-b");
             props.put("spring.kafka.bootstrap-servers", "127.0.0.1:1");

@@ -145,8 +145,7 @@ public final class ConsumerLifecycle implements LoopEvents {
 
     /** Started and neither closed nor failed. */
     public boolean isRunning() {
-        ConsumerState now = state;
-        return now == ConsumerState.STARTING || now == ConsumerState.RUNNING;
+        return state.isLive();
     }
 
     @Override

@@ -45,7 +45,7 @@ public final class Brokers {
         consumer.start();
         // The consumer closes its dead-letter producer once no record can publish any more.
         return new RunningListener(name, Broker.KAFKA, topic, group,
-                () -> consumer.state() == ConsumerState.RUNNING || consumer.state() == ConsumerState.STARTING,
+                () -> consumer.state().isLive(),
                 consumer::oldestDeferral, consumer::close, consumer.released());
     }
 

@@ -109,13 +109,26 @@ final class IdemErrorHandler implements CommonErrorHandler {
             return;
         }
         TopicPartition partition = failure.topicPartition();
-        PollResult result = records.processUndecodable(failure);
+        PollResult result;
+        try {
+            result = records.processUndecodable(failure);
+        } catch (RuntimeException e) {
+            LOG.warn("Idem listener '{}': could not dead-letter the undecodable record {}@{}; trying again in {}",
+                    name, partition, failure.offset(), UNEXPECTED_PAUSE, e);
+            result = again(partition, failure.offset());
+        }
         Redelivery redelivery = result.redeliveries().get(partition);
         if (redelivery != null) {
             consumer.seek(partition, failure.offset());
             pause(container, partition, redelivery.delay());
-        } else {
-            consumer.seek(partition, failure.offset() + 1);
+            return;
+        }
+        consumer.seek(partition, failure.offset() + 1);
+        try {
+            consumer.commitSync(result.commits());
+        } catch (RuntimeException e) {
+            LOG.warn("Idem listener '{}': committing past the dead-lettered record failed; it comes back and is "
+                    + "found done", name, e);
         }
     }
 
@@ -148,6 +161,10 @@ final class IdemErrorHandler implements CommonErrorHandler {
         }
     }
 
+    private static PollResult again(TopicPartition partition, long offset) {
+        return new PollResult(Map.of(), Map.of(partition, new Redelivery(offset, UNEXPECTED_PAUSE)), List.of());
+    }
+
     private static PollResult again(List<ConsumerRecord<?, ?>> records) {
         Map<TopicPartition, Redelivery> redeliveries = new LinkedHashMap<>();
         for (ConsumerRecord<?, ?> record : records) {
@@ -161,12 +178,13 @@ final class IdemErrorHandler implements CommonErrorHandler {
         if (delay.isZero() || delay.isNegative()) {
             return;
         }
+        // Pause first: a resume that ran before it (a delay of a few ms) would leave the partition paused.
+        container.pausePartition(partition);
         try {
             resumes.schedule(() -> container.resumePartition(partition), delay.toMillis(), TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
-            return; // closing: the record comes back without the pause rather than stay paused for good
+            container.resumePartition(partition); // closing: back without the pause rather than paused for good
         }
-        container.pausePartition(partition);
     }
 
     /** {@code type} in the cause chain (spring-kafka wraps what the listener threw), or null. */

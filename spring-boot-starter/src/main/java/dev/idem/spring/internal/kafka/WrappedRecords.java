@@ -160,16 +160,18 @@ public final class WrappedRecords implements ListenerCall {
         headers.remove(KafkaUtils.VALUE_DESERIALIZER_EXCEPTION_HEADER);
         headers.remove(KafkaUtils.KEY_DESERIALIZER_EXCEPTION_HEADER);
         String defect = null;
-        byte[] key;
-        byte[] value;
+        byte[] key = null;
+        byte[] value = new byte[0];
+        // An object Idem cannot write back as bytes: its defect sends the record to the dead letter.
         try {
             key = keyFailure != null ? keyFailure.getData() : bytes(record.key());
+        } catch (IllegalStateException e) {
+            defect = "the key: " + e.getMessage() + ": " + e.getCause();
+        }
+        try {
             value = valueFailure != null ? valueFailure.getData() : bytes(record.value());
         } catch (IllegalStateException e) {
-            // An object Idem cannot write back as bytes: its defect sends it to the dead letter (key from the id).
-            key = null;
-            value = new byte[0];
-            defect = e.getMessage() + ": " + e.getCause();
+            defect = "the value: " + e.getMessage() + ": " + e.getCause();
         }
         if (valueFailure != null || keyFailure != null) {
             DeserializationException failure = valueFailure != null ? valueFailure : keyFailure;

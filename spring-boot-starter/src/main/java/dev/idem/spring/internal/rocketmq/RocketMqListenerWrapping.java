@@ -54,6 +54,10 @@ public final class RocketMqListenerWrapping {
         List<ListenerPlan> planned = new ArrayList<>();
         for (ListenerMethods.Found<Idempotent> method : methods) {
             String where = method.method().getDeclaringClass().getName() + "." + method.method().getName();
+            if (!method.method().getName().equals("onMessage")) {
+                throw new IllegalStateException("@Idempotent on " + where + ": on a @RocketMQMessageListener bean it "
+                        + "goes on onMessage, the method the container calls");
+            }
             DefaultRocketMQListenerContainer container = beans.getBeansOfType(DefaultRocketMQListenerContainer.class)
                     .values().stream().filter(c -> target(c.getRocketMQListener()) == target(method.bean())).findFirst()
                     .orElseThrow(() -> new IllegalStateException("@Idempotent on " + where + ": no rocketmq-spring "
@@ -81,12 +85,20 @@ public final class RocketMqListenerWrapping {
         try {
             ConsumerRules.requireClustering(consumer);
             int needed = plan.maxAttempts() + ConsumerRules.RECONSUME_HEADROOM;
-            if (!orderly && consumer.getMaxReconsumeTimes() < needed) {
+            // -1 is the client's default: 16 for concurrent consumers, unbounded for orderly ones.
+            int configured = consumer.getMaxReconsumeTimes();
+            if (orderly ? configured >= 0 && configured < needed : configured < needed) {
                 LOG.info("Idem listener '{}': maxReconsumeTimes {} raised to {} (Idem decides the dead letter)",
                         plan.name(), consumer.getMaxReconsumeTimes(), needed);
                 consumer.setMaxReconsumeTimes(needed);
             }
             ConsumerRules.fillGroup(processor, consumer.getConsumerGroup());
+            // rocketmq-spring's container stops the consumer first (phase MAX); its running handlers get
+            // this long before they are interrupted, and need Idem's lease renewal until then.
+            long closeMillis = plan.settings().getCloseTimeout().toMillis();
+            if (consumer.getAwaitTerminationMillisWhenShutdown() < closeMillis) {
+                consumer.setAwaitTerminationMillisWhenShutdown(closeMillis);
+            }
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(settings + ": " + e.getMessage(), e);
         }
