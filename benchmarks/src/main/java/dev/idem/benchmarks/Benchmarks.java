@@ -71,14 +71,15 @@ public final class Benchmarks {
                 results.addAll(new PgBench(kafka, redisson, postgres, plan).throughput());
             }
             MemoryBench.Memory memory = new MemoryBench(redisson).run(10_000, 200);
+            MemoryBench.Scale scale = new MemoryBench(redisson).atScale(plan.quick() ? 100_000 : 1_000_000);
 
-            Report report = new Report(plan, results, latencies, memory);
+            Report report = new Report(plan, results, latencies, memory, scale);
             String markdown = report.markdown();
             System.out.println(markdown);
             Path dir = Files.createDirectories(Path.of("results"));
             String name = plan.quick() || plan.only() != null ? "partial" : "latest";
             Files.writeString(dir.resolve(name + ".md"), markdown);
-            Files.writeString(dir.resolve(name + ".json"), json(plan, results, latencies, memory));
+            Files.writeString(dir.resolve(name + ".json"), json(plan, results, latencies, memory, scale));
             if (!report.stockRight()) {
                 System.err.println("FAIL: the stock of the unique-index consumer or of Idem + ledger is wrong "
                         + "(see the report)");
@@ -103,7 +104,8 @@ public final class Benchmarks {
         return started.value();
     }
 
-    private static String json(Plan plan, List<Result> results, List<Latency> latencies, MemoryBench.Memory memory)
+    private static String json(Plan plan, List<Result> results, List<Latency> latencies, MemoryBench.Memory memory,
+                               MemoryBench.Scale scale)
             throws Exception {
         Map<String, Object> document = new LinkedHashMap<>();
         document.put("runAt", Instant.now().toString());
@@ -134,6 +136,8 @@ public final class Benchmarks {
         document.put("latency", latencies);
         document.put("redisBytesPerDoneKey", memory.bytesPerKey());
         document.put("redisKeyLength", memory.keyLength());
+        document.put("redisUsedBytesPerDoneKey", scale.usedBytesPerKey());
+        document.put("redisUsedBytesKeys", scale.keys());
         return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
                 .writeValueAsString(document);
     }

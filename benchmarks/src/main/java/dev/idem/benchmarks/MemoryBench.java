@@ -7,8 +7,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.redisson.api.RedissonClient;
+import org.redisson.api.redisnode.RedisNode;
+import org.redisson.api.redisnode.RedisNodes;
 import org.redisson.client.codec.StringCodec;
 
 /** Redis memory per done key: MEMORY USAGE over a sample of keys completed through the claim store. */
@@ -22,11 +25,50 @@ final class MemoryBench {
     record Memory(double bytesPerKey, int keyLength, int sampled) {
     }
 
+    /**
+     * Redis memory at scale: what INFO's {@code used_memory} grew by per done key, which counts what
+     * MEMORY USAGE leaves out (the keyspace's and the expiry table's entries, their buckets, allocator
+     * rounding), measured over a number of keys a production window holds.
+     *
+     * @param usedBytesPerKey {@code used_memory} after less before, per key, batch records included
+     * @param keys            keys completed
+     */
+    record Scale(double usedBytesPerKey, int keys) {
+    }
+
     private static final int BATCH = 32;
     private final RedissonClient redisson;
 
     MemoryBench(RedissonClient redisson) {
         this.redisson = redisson;
+    }
+
+    /**
+     * Completes {@code keys} keys under a prefix of their own (in batches of 32, as {@link #run}) and
+     * reads how much {@code used_memory} grew, then deletes them by that prefix.
+     */
+    Scale atScale(int keys) {
+        String prefix = "idem-scale-" + System.nanoTime() + ":";
+        RedisClaimStore store = RedisClaimStore.builder(redisson).keyPrefix(prefix).build();
+        long before = usedMemory();
+        List<IdempotencyKey> batch = new ArrayList<>(BATCH);
+        for (int i = 0; i < keys; i++) {
+            batch.add(new IdempotencyKey("inventory", "orders", String.format("order-%08d:deduct", i)));
+            if (batch.size() == BATCH || i == keys - 1) {
+                store.claim(batch.stream().map(k -> new ClaimRequest(k, 0)).toList(), "bench", Duration.ofSeconds(30));
+                store.complete(batch, "bench");
+                batch = new ArrayList<>(BATCH);
+            }
+        }
+        long after = usedMemory();
+        redisson.getKeys().deleteByPattern(prefix + "*");
+        return new Scale((after - before) / (double) keys, keys);
+    }
+
+    private long usedMemory() {
+        Map<String, String> info = redisson.getRedisNodes(RedisNodes.SINGLE).getInstance()
+                .info(RedisNode.InfoSection.MEMORY);
+        return Long.parseLong(info.get("used_memory"));
     }
 
     /**

@@ -8,7 +8,7 @@ import java.time.Duration;
  * the variants (raw, idem, naive, raw, ...) after one warm-up round that is not reported.
  *
  * @param quick            a short run for development ({@code --quick}); not for the results file
- * @param only             {@code kafka}, {@code rocketmq}, {@code share} or {@code pg} to run one part only ({@code --only=kafka},
+ * @param only             {@code kafka}, {@code rocketmq}, {@code share}, {@code pg} or {@code memory} to run one part only ({@code --only=kafka},
  *                         development), or null for all
  * @param kafkaMessages    records on the Kafka topic
  * @param rocketMqMessages messages on the RocketMQ topic
@@ -39,7 +39,10 @@ record Plan(boolean quick, String only, int kafkaMessages, int rocketMqMessages,
                 Duration.ofSeconds(3), 1_000);
     }
 
-    /** From the command line: nothing for the full run, {@code --quick}, {@code --only=kafka|rocketmq|share|pg}. */
+    /**
+     * From the command line: nothing for the full run, {@code --quick}, {@code --only=kafka|rocketmq|share|pg},
+     * or {@code --only=memory} (Redis memory per done key alone).
+     */
     static Plan of(String[] args) {
         Plan plan = full();
         for (String arg : String.join(" ", args).trim().split("\\s+")) {
@@ -52,13 +55,13 @@ record Plan(boolean quick, String only, int kafkaMessages, int rocketMqMessages,
                         quick.shareMessages(), quick.pgOrders(),
                         quick.limit(), quick.warmUp(), quick.rounds(), quick.steady(), quick.steadyRate());
             } else if (arg.equals("--only=kafka") || arg.equals("--only=rocketmq") || arg.equals("--only=share")
-                    || arg.equals("--only=pg")) {
+                    || arg.equals("--only=pg") || arg.equals("--only=memory")) {
                 plan = new Plan(plan.quick(), arg.substring("--only=".length()), plan.kafkaMessages(),
                         plan.rocketMqMessages(), plan.shareMessages(), plan.pgOrders(), plan.limit(), plan.warmUp(), plan.rounds(),
                         plan.steady(), plan.steadyRate());
             } else {
                 throw new IllegalArgumentException("bench.args: unknown argument '" + arg
-                        + "'; expected --quick or --only=kafka|rocketmq|share|pg");
+                        + "'; expected --quick or --only=kafka|rocketmq|share|pg|memory");
             }
         }
         return plan;
