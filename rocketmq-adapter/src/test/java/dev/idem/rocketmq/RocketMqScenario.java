@@ -279,7 +279,7 @@ final class RocketMqScenario implements AutoCloseable {
             Map<MessageQueue, Long> next = new HashMap<>();
             for (int round = 0; round < 2; round++) {
                 if (round == 1) {
-                    Thread.sleep(quiet.toMillis());
+                    await().pollDelay(quiet).atMost(quiet.plusSeconds(1)).until(() -> true);
                 }
                 for (MessageQueue queue : reader.fetchSubscribeMessageQueues(topic + "_DLQ")) {
                     long offset = next.getOrDefault(queue, 0L);

@@ -96,11 +96,9 @@ public final class IdemListenerContainer implements SmartLifecycle {
                 wrapped.addAll(rocketMqWrapping.plans(rocketMqMethods, planner));
             }
             for (ListenerPlan plan : planner.plans(methods, wrapped)) {
-                if (wrapped.stream().anyMatch(w -> w.name().equals(plan.name()))) {
+                if (kafkaWrapping != null && kafkaWrapping.wraps(plan)) {
                     Duration closeTimeout = plan.settings().getCloseTimeout();
                     wrappedGrace = closeTimeout.compareTo(wrappedGrace) > 0 ? closeTimeout : wrappedGrace;
-                }
-                if (kafkaWrapping != null && kafkaWrapping.wraps(plan)) {
                     kafkaWrapping.wrap(plan, processors.processor(plan), processors.kafkaSettings());
                     continue;
                 }

@@ -90,9 +90,15 @@ public final class WrappedRecords implements ListenerCall {
             byPartition.computeIfAbsent(new TopicPartition(record.topic(), record.partition()),
                     partition -> new ArrayList<>()).add(bytes);
         }
-        CURRENT.set(new Call(typed, defects, deliver));
+        return run(running, new ConsumerRecords<>(byPartition, Map.of()), new Call(typed, defects, deliver));
+    }
+
+    /** Processes {@code records} on this thread with {@code call} as its context. */
+    private static PollResult run(KafkaRecordProcessor<Object> running, ConsumerRecords<byte[], byte[]> records,
+                                  Call call) {
+        CURRENT.set(call);
         try {
-            return running.process(new ConsumerRecords<>(byPartition, Map.of()));
+            return running.process(records);
         } finally {
             CURRENT.remove();
         }
@@ -115,14 +121,10 @@ public final class WrappedRecords implements ListenerCall {
         defects.put(value, "the " + (failure.origin() == RecordDeserializationException.DeserializationExceptionOrigin.KEY
                 ? "key" : "value") + " could not be deserialized by the consumer: " + (failure.getCause() != null
                 ? failure.getCause() : failure.getMessage()));
-        CURRENT.set(new Call(new IdentityHashMap<>(), defects, record -> {
-            throw new IllegalStateException("a record that could not be deserialized does not run");
-        }));
-        try {
-            return running.process(new ConsumerRecords<>(Map.of(failure.topicPartition(), List.of(bytes)), Map.of()));
-        } finally {
-            CURRENT.remove();
-        }
+        return run(running, new ConsumerRecords<>(Map.of(failure.topicPartition(), List.of(bytes)), Map.of()),
+                new Call(new IdentityHashMap<>(), defects, record -> {
+                    throw new IllegalStateException("a record that could not be deserialized does not run");
+                }));
     }
 
     private static byte @Nullable [] bytesOf(@Nullable ByteBuffer buffer) {
