@@ -11,6 +11,7 @@ import dev.idem.redis.RedisClaimStore;
 import dev.idem.testkit.KafkaBroker;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -68,7 +69,9 @@ final class KafkaBench {
         String topic = "bench-" + UUID.randomUUID().toString().substring(0, 8);
         kafka.createTopic(topic, PARTITIONS);
         produce(topic, plan.kafkaMessages());
-        return Rounds.run("kafka", plan, probe, (variant, group, limit) -> run(topic, variant, group, limit));
+        // idem-traced: Idem with the OpenTelemetry SDK, every span sampled, exported to nothing.
+        List<String> variants = List.of("raw", "idem", "idem-traced", "naive");
+        return Rounds.run("kafka", plan, probe, variants, (variant, group, limit) -> run(topic, variant, group, limit));
     }
 
     private Meter.Measured run(String topic, String variant, String group, Duration limit) throws Exception {
@@ -89,6 +92,11 @@ final class KafkaBench {
             }
             case "idem" -> {
                 return withIdem(topic, group, meter, limit, delivery -> { });
+            }
+            case "idem-traced" -> {
+                try (OpenTelemetrySdk otel = Tracers.exportingNowhere()) {
+                    return withIdem(topic, group, meter, limit, () -> { }, plan.kafkaMessages(), delivery -> { }, otel);
+                }
             }
             default -> throw new IllegalArgumentException(variant);
         }
@@ -111,7 +119,7 @@ final class KafkaBench {
                         record -> steady.handled(record.value()));
             } else {
                 withIdem(topic, group, steady.meter(), steady.limit(), send, steady.total(),
-                        delivery -> steady.handled(delivery.payload()));
+                        delivery -> steady.handled(delivery.payload()), null);
             }
             Latency latency = steady.summary("kafka", variant);
             LOG.info("kafka steady {}: {}", variant, latency);
@@ -174,12 +182,12 @@ final class KafkaBench {
 
     private Meter.Measured withIdem(String topic, String group, Meter meter, Duration limit,
                                     DeliveryHandler<byte[]> handler) throws Exception {
-        return withIdem(topic, group, meter, limit, () -> { }, plan.kafkaMessages(), handler);
+        return withIdem(topic, group, meter, limit, () -> { }, plan.kafkaMessages(), handler, null);
     }
 
     /** Idem as users build it; the handler is counted as it ends. */
     private Meter.Measured withIdem(String topic, String group, Meter meter, Duration limit, Runnable produce,
-                                    int messages, DeliveryHandler<byte[]> handler) throws Exception {
+                                    int messages, DeliveryHandler<byte[]> handler, OpenTelemetrySdk otel) throws Exception {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         IdempotentProcessor.Builder<byte[]> processor = IdempotentProcessor.<byte[]>builder(delivery -> {
                     meter.arrived();
@@ -192,6 +200,9 @@ final class KafkaBench {
                     throw new IllegalStateException("no dead letters expected");
                 })
                 .meterRegistry(registry);
+        if (otel != null) {
+            processor.openTelemetry(otel);
+        }
         try (IdemKafkaConsumer<byte[]> consumer = IdemKafkaConsumer.builder(consumerConfig(group), processor)
                 .topics(topic).build()) {
             consumer.start();

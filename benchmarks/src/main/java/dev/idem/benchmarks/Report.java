@@ -137,7 +137,10 @@ final class Report {
         out.append("| broker | variant | msg/s median | min | max | × raw median (min–max) "
                 + "| Redis round trips/msg | Redis commands/msg |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
         for (String broker : throughputBrokers()) {
-            for (String variant : List.of("raw", "idem", "naive")) {
+            for (String variant : List.of("raw", "idem", "idem-traced", "naive")) {
+                if (of(broker, variant).isEmpty()) {
+                    continue;
+                }
                 Spread rate = spread(broker, variant, Result::perSecond);
                 Spread ratio = ratio(broker, variant, "raw");
                 out.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.0f | %.0f | %.2f (%.2f–%.2f) | %.4f | %.3f |%n",
@@ -145,6 +148,13 @@ final class Report {
                         ratio.max(), spread(broker, variant, Result::roundTripsPerMessage).median(),
                         spread(broker, variant, Result::commandsPerMessage).median()));
             }
+        }
+        if (!of("kafka", "idem-traced").isEmpty()) {
+            Spread traced = ratio("kafka", "idem-traced", "idem");
+            out.append(String.format(Locale.ROOT, "%nTracing: idem-traced is Idem with the OpenTelemetry SDK (every span "
+                    + "sampled, batched, exported to nothing): %.2f× untraced Idem (%.2f–%.2f), the cost of two spans per "
+                    + "record (the run and its handler) and two per poll; untraced Idem holds no tracer at all.%n", traced.median(), traced.min(),
+                    traced.max()));
         }
         if (latencies.isEmpty()) {
             return;

@@ -17,10 +17,10 @@ import org.slf4j.LoggerFactory;
 final class Rounds {
 
     private static final Logger LOG = LoggerFactory.getLogger(Rounds.class);
-    private static final List<String> VARIANTS = List.of("raw", "idem", "naive");
+    static final List<String> VARIANTS = List.of("raw", "idem", "naive");
     // The requests each variant sends to Redis (the claim script; the naive wrapper's SETs).
     private static final Map<String, Set<String>> REQUESTS = Map.of("raw", Set.of(), "idem", Set.of("evalsha", "eval"),
-            "naive", Set.of("set"));
+            "idem-traced", Set.of("evalsha", "eval"), "naive", Set.of("set"));
 
     /** Runs one variant on a new group until it has every message or {@code limit} passed. */
     interface Variant {
@@ -32,10 +32,16 @@ final class Rounds {
 
     /** Every round's results but the warm-up's. */
     static List<Result> run(String broker, Plan plan, RedisProbe probe, Variant variants) throws Exception {
+        return run(broker, plan, probe, VARIANTS, variants);
+    }
+
+    /** Every round's results but the warm-up's, for these variants. */
+    static List<Result> run(String broker, Plan plan, RedisProbe probe, List<String> names, Variant variants)
+            throws Exception {
         List<Result> results = new ArrayList<>();
         for (int round = 0; round <= plan.rounds(); round++) {
             Duration limit = round == 0 ? plan.warmUp() : plan.limit();
-            for (String variant : VARIANTS) {
+            for (String variant : names) {
                 String group = "bench-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
                 Map<String, Long> before = probe.commandCalls();
                 Meter.Measured measured = variants.run(variant, group, limit);

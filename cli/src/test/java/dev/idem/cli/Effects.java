@@ -11,6 +11,7 @@ import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.LedgerFixture;
 import dev.idem.redis.RedisClaimStore;
 import dev.idem.testkit.PostgresDatabase;
+import io.opentelemetry.api.trace.Tracer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +35,8 @@ final class Effects {
     final List<Outcome> outcomes = new CopyOnWriteArrayList<>();
     final RedisClaimStore claims;
     final JdbcEffectLedger ledger;
+    // The application's own tracer, when a test traces: the handler opens a span of its own.
+    volatile Tracer tracer;
 
     Effects(RedissonClient redisson, String keyPrefix, PostgresDatabase postgres) {
         this.claims = RedisClaimStore.builder(redisson).keyPrefix(keyPrefix).build();
@@ -54,6 +57,9 @@ final class Effects {
     private void handle(Delivery<Order> delivery) {
         String id = delivery.payload().id();
         headers.put(id, delivery.envelope().headers());
+        if (tracer != null) {
+            tracer.spanBuilder("apply order").startSpan().end();
+        }
         if (poisoned.contains(id)) {
             throw new IllegalStateException("no stock for " + id);
         }

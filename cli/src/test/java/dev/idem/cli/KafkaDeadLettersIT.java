@@ -82,7 +82,7 @@ class KafkaDeadLettersIT {
                     "REPLAYED");
             for (int i = 0; i < 3; i++) {
                 assertThat(table.out()).containsPattern("0:" + i + "\\s+" + ids.get(i) + "\\s+" + topic
-                        + "\\s+5\\s+IllegalStateException\\s+\\S+\\s+no");
+                        + "\\s+5\\s+IllegalStateException\\s+[0-9a-f]{8}\\s+\\S+\\s+no");
             }
             JsonNode listed = JSON.readTree(operator.idem("dlq", "list", "-b", "kafka", "-t", dlt, "-o", "json").out());
             assertThat(listed).hasSize(3);

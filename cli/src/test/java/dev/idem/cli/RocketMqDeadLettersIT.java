@@ -67,7 +67,7 @@ class RocketMqDeadLettersIT {
             Operator.Run table = operator.idem("dlq", "list", "--broker", "rocketmq", "--topic", dlq);
             assertThat(table.code()).as(table.toString()).isZero();
             ids.forEach(id -> assertThat(table.out()).containsPattern(":0:\\d+\\s+" + id + "\\s+" + topic
-                    + "\\s+5\\s+IllegalStateException\\s+\\S+\\s+no"));
+                    + "\\s+5\\s+IllegalStateException\\s+[0-9a-f]{8}\\s+\\S+\\s+no"));
             JsonNode listed = JSON.readTree(operator.idem("dlq", "list", "-b", "rocketmq", "-t", dlq, "-o", "json").out());
             assertThat(listed).hasSize(3);
             JsonNode first = null;

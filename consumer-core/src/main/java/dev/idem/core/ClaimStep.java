@@ -3,6 +3,7 @@ package dev.idem.core;
 import dev.idem.core.internal.LeaseRenewer;
 import dev.idem.core.internal.Meters;
 import dev.idem.core.internal.Prepared;
+import dev.idem.core.internal.Tracing;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
@@ -53,7 +54,7 @@ final class ClaimStep<T> {
         this.ticker = ticker;
     }
 
-    Round<T> open(List<Envelope> envelopes) {
+    Round<T> open(List<Envelope> envelopes, Tracing.Step span) {
         List<Prepared<T>> items = new ArrayList<>(envelopes.size());
         Map<IdempotencyKey, ClaimRequest> requests = new LinkedHashMap<>(envelopes.size() * 2);
         for (Envelope envelope : envelopes) {
@@ -75,7 +76,7 @@ final class ClaimStep<T> {
         }
         List<IdempotencyKey> held = answers.values().stream()
                 .filter(c -> c instanceof Claim.Claimed || c instanceof Claim.Compensate).map(Claim::key).toList();
-        return new Round<>(owner, items, answers, failure, renewer.hold(owner, held, claimedAt));
+        return new Round<>(owner, items, answers, failure, renewer.hold(owner, held, claimedAt), span);
     }
 
     /** Claims keys in one call; a store failure is logged once per outage and rethrown. */

@@ -2,6 +2,7 @@ package dev.idem.core;
 
 import dev.idem.core.internal.LeaseRenewer;
 import dev.idem.core.internal.Meters;
+import dev.idem.core.internal.Tracing;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
@@ -43,15 +44,17 @@ final class Completions<T> {
     private final ClaimStore claims;
     private final LeaseRenewer renewer;
     private final Meters meters;
+    private final Tracing tracing;
     private final Ticker ticker;
     // Completions sent and not yet confirmed, each with its keys: a claim that finds one of these
     // keys busy waits for its completion and asks again, instead of every claim waiting.
     private final Map<CompletableFuture<Void>, List<IdempotencyKey>> completing = new ConcurrentHashMap<>();
 
-    Completions(ClaimStore claims, LeaseRenewer renewer, Meters meters, Ticker ticker) {
+    Completions(ClaimStore claims, LeaseRenewer renewer, Meters meters, Tracing tracing, Ticker ticker) {
         this.claims = claims;
         this.renewer = renewer;
         this.meters = meters;
+        this.tracing = tracing;
         this.ticker = ticker;
     }
 
@@ -188,6 +191,7 @@ final class Completions<T> {
             completing.remove(landed);
             landed.complete(null);
         };
+        Tracing.Step span = tracing.completion(round.claimSpan, done.size());
         CompletableFuture<Set<IdempotencyKey>> sent;
         try {
             sent = claims.completeAsync(done, round.owner)
@@ -196,10 +200,17 @@ final class Completions<T> {
             sent = CompletableFuture.failedFuture(e);
         } catch (Error e) {
             settled.run();
+            span.failed(e).close();
             throw e;
         }
         sent = sent.whenComplete((refused, error) -> {
             settled.run();
+            if (error != null) {
+                span.failed(error);
+            } else if (!refused.isEmpty()) {
+                span.attribute("idem.refused", refused.size());
+            }
+            span.close();
             if (error != null) {
                 LOG.warn("could not record {} completion(s) after two tries; their leases will expire and "
                         + "only a business check will recognise the effects", done.size(), error);

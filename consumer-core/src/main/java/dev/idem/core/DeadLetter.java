@@ -23,10 +23,20 @@ import java.util.Objects;
  * @param stackTrace       stack trace of the last failure, bounded
  * @param firstFailureAt   when the first failure was recorded
  * @param lastFailureAt    when the last failure happened
+ * @param traceParent      the failing run's trace context as a W3C {@code traceparent}, empty when it
+ *                         was not traced
  */
 public record DeadLetter(IdempotencyKey key, long fence, Envelope envelope, int attempts, String reason,
                          String exceptionClass, String exceptionMessage, String stackTrace,
-                         Instant firstFailureAt, Instant lastFailureAt) {
+                         Instant firstFailureAt, Instant lastFailureAt, String traceParent) {
+
+    /** A dead letter of a run that was not traced. */
+    public DeadLetter(IdempotencyKey key, long fence, Envelope envelope, int attempts, String reason,
+                      String exceptionClass, String exceptionMessage, String stackTrace,
+                      Instant firstFailureAt, Instant lastFailureAt) {
+        this(key, fence, envelope, attempts, reason, exceptionClass, exceptionMessage, stackTrace, firstFailureAt,
+                lastFailureAt, "");
+    }
 
     /** @throws NullPointerException if a field is null */
     public DeadLetter {
@@ -38,6 +48,7 @@ public record DeadLetter(IdempotencyKey key, long fence, Envelope envelope, int 
         Objects.requireNonNull(stackTrace, "stackTrace");
         Objects.requireNonNull(firstFailureAt, "firstFailureAt");
         Objects.requireNonNull(lastFailureAt, "lastFailureAt");
+        Objects.requireNonNull(traceParent, "traceParent");
     }
 
     /**
@@ -62,10 +73,16 @@ public record DeadLetter(IdempotencyKey key, long fence, Envelope envelope, int 
         return HexFormat.of().formatHex(sha.digest(), 0, 16);
     }
 
+    /** Which cause this letter belongs to, by its failure's class and the application frame it failed in. */
+    public FailureGroup failureGroup() {
+        return FailureGroup.of(exceptionClass, stackTrace, reason);
+    }
+
     /**
      * Idem's own headers ({@link DeadLetterHeaders}), one contract for both brokers: original topic,
      * partition, offset and message id, consumer group, idempotency key, compensation id, attempts,
-     * reason, exception class, message and bounded stack trace, first and last failure time. A header with no value (no exception, say)
+     * reason, exception class, message and bounded stack trace, first and last failure time, the
+     * failure group and site, and the failing run's trace context. A header with no value (no exception, say)
      * is left out, never sent blank: RocketMQ refuses blank properties.
      */
     public Map<String, String> idemHeaders() {
@@ -84,6 +101,10 @@ public record DeadLetter(IdempotencyKey key, long fence, Envelope envelope, int 
         put(headers, DeadLetterHeaders.EXCEPTION_STACKTRACE, stackTrace);
         put(headers, DeadLetterHeaders.FIRST_FAILURE_AT, firstFailureAt.toString());
         put(headers, DeadLetterHeaders.LAST_FAILURE_AT, lastFailureAt.toString());
+        FailureGroup group = failureGroup();
+        put(headers, DeadLetterHeaders.FAILURE_GROUP, group.fingerprint());
+        put(headers, DeadLetterHeaders.FAILURE_SITE, group.site());
+        put(headers, DeadLetterHeaders.TRACE_PARENT, traceParent);
         return headers;
     }
 

@@ -38,6 +38,21 @@ public final class DeadLetterHeaders {
     /** When the last failure happened (ISO-8601). */
     public static final String LAST_FAILURE_AT = PREFIX + "last-failure-at";
 
+    /** {@link FailureGroup#fingerprint()}: the letter's cause, as {@code idem dlq list --groups} groups them. */
+    public static final String FAILURE_GROUP = PREFIX + "failure-group";
+    /** {@link FailureGroup#site()}: the first frame of the application's code in the stack trace, where there is one. */
+    public static final String FAILURE_SITE = PREFIX + "failure-site";
+    /**
+     * The failing run's trace context as a W3C {@code traceparent}, where it was traced: a trace
+     * backend finds the run that dead-lettered the message by it, and {@code idem dlq show} prints it.
+     */
+    public static final String TRACE_PARENT = PREFIX + "traceparent";
+    /**
+     * On a replayed message: the {@link #TRACE_PARENT} of the run that dead-lettered it, so the
+     * replayed run links back to it (written by {@code idem dlq replay}).
+     */
+    public static final String REPLAY_OF = PREFIX + "replay-of";
+
     private DeadLetterHeaders() {
     }
 

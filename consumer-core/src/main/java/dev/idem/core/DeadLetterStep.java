@@ -4,6 +4,7 @@ import dev.idem.core.internal.Deferrals;
 import dev.idem.core.internal.Failures;
 import dev.idem.core.internal.Meters;
 import dev.idem.core.internal.Prepared;
+import dev.idem.core.internal.Tracing;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
@@ -41,9 +42,10 @@ final class DeadLetterStep<T> {
     private final Duration maxDeferral;
     private final Clock clock;
     private final Meters meters;
+    private final Tracing tracing;
 
     DeadLetterStep(ProcessorConfig<T> c, EffectLedger<? super T> ledger, CompensationRecords records,
-                   Deferrals deferrals, Setbacks<T> setbacks, Meters meters) {
+                   Deferrals deferrals, Setbacks<T> setbacks, Meters meters, Tracing tracing) {
         this.claims = c.claims();
         this.ledger = ledger;
         this.deadLetters = c.deadLetters();
@@ -57,6 +59,7 @@ final class DeadLetterStep<T> {
         this.maxDeferral = c.maxDeferral();
         this.clock = c.clock();
         this.meters = meters;
+        this.tracing = tracing;
     }
 
     /**
@@ -91,9 +94,15 @@ final class DeadLetterStep<T> {
         }
         DeadLetter letter = deadLetterOf(item, claimed.fence(), attempts, reason, error, cause,
                 claimed.firstFailureAt());
+        Tracing.Step publishSpan = tracing.step("idem dead letter").attribute("idem.reason", reason);
         try {
             deadLetters.publish(letter);
+            publishSpan.close();
+        } catch (Error e) {
+            publishSpan.failed(e).close();
+            throw e;
         } catch (Exception e) {
+            publishSpan.failed(e).close();
             meters.publishFailed();
             Duration delay = backoff.delay(Math.max(1, attempts));
             LOG.error("could not publish the dead letter for {} ({}); not acknowledging, trying again in {}",
@@ -177,10 +186,11 @@ final class DeadLetterStep<T> {
     private DeadLetter deadLetterOf(Prepared<T> item, long fence, int attempts, String reason, String error,
                                     Throwable cause, Optional<Instant> firstFailureAt) {
         Instant now = clock.instant();
+        String traceParent = tracing.traceParent();
         return new DeadLetter(item.key(), fence, item.envelope(), attempts, reason,
                 cause == null ? Failures.classOf(error) : cause.getClass().getName(),
                 cause == null ? Failures.messageOf(error) : Failures.message(cause),
-                Failures.stackTrace(cause), firstFailureAt.orElse(now), now);
+                Failures.stackTrace(cause), firstFailureAt.orElse(now), now, traceParent == null ? "" : traceParent);
     }
 
     /**
@@ -240,11 +250,14 @@ final class DeadLetterStep<T> {
         CompensationOutcome outcome = CompensationOutcome.OK;
         Throwable last = null;
         for (int i = 1; i <= compensationAttempts; i++) {
+            Tracing.Step span = tracing.step("idem compensation").attribute("idem.compensation.attempt", i);
             try {
                 compensation.compensate(letter);
+                span.close();
                 last = null;
                 break;
             } catch (Exception | Error e) {
+                span.failed(e).close();
                 if (e instanceof Error error && Failures.isCrash(error)) {
                     throw error;
                 }

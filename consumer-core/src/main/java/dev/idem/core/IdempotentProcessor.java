@@ -2,9 +2,12 @@ package dev.idem.core;
 
 import dev.idem.core.internal.Meters;
 import dev.idem.core.internal.MicrometerMeters;
+import dev.idem.core.internal.OpenTelemetryTracing;
+import dev.idem.core.internal.Tracing;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.DeadLetterPublisher;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.OpenTelemetry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,7 +39,9 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
 
     private IdempotentProcessor(Builder<T> b) {
         Meters meters = b.meterRegistry == null ? Meters.NONE : new MicrometerMeters(b.meterRegistry, b.group, b.meterTags);
-        this.protocol = new Protocol<>(ProcessorConfig.of(b), meters);
+        Tracing tracing = b.openTelemetry == null ? Tracing.NONE
+                : new OpenTelemetryTracing(b.openTelemetry, b.group, b.traceKeys);
+        this.protocol = new Protocol<>(ProcessorConfig.of(b), meters, tracing);
     }
 
     /**
@@ -124,6 +129,9 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         // A Micrometer MeterRegistry, or null for no metrics; typed loosely so Micrometer is optional.
         Object meterRegistry;
         final Map<String, String> meterTags = new LinkedHashMap<>();
+        // An OpenTelemetry, or null for no spans; typed loosely so the OpenTelemetry API is optional.
+        Object openTelemetry;
+        TraceKeys traceKeys = TraceKeys.OFF;
         Consumer<Outcome> onOutcome = outcome -> { };
 
         private Builder(DeliveryHandler<T> handler) {
@@ -300,6 +308,25 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         }
 
         /**
+         * Where spans go (the OpenTelemetry API must then be on the class path): one span per message
+         * run, its parent the producer's context read from the message's W3C {@code traceparent}
+         * header (or the consumer client's own span, where the client is traced), with child spans
+         * for the business check, the handler, the dead letter and the compensation; the handler runs
+         * with it current, and with {@code trace_id} and {@code span_id} in the MDC. Default: none.
+         * The spans and their attributes are listed in docs/guide/tracing.md.
+         */
+        public Builder<T> openTelemetry(OpenTelemetry openTelemetry) {
+            this.openTelemetry = openTelemetry;
+            return this;
+        }
+
+        /** Whether spans carry the idempotency key, hashed or as it is. Default {@link TraceKeys#OFF}. */
+        public Builder<T> traceKeys(TraceKeys traceKeys) {
+            this.traceKeys = traceKeys;
+            return this;
+        }
+
+        /**
          * A tag on every one of this processor's meters, besides {@code group} (and {@code topic}
          * and {@code outcome} where they apply), e.g. the name of the listener it runs. Default: none.
          *
@@ -334,6 +361,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
             required("clock", clock);
             required("ticker", ticker);
             required("onOutcome", onOutcome);
+            required("traceKeys", traceKeys);
             required("handler", handler);
             if (maxAttempts < 1) {
                 throw new IllegalArgumentException("maxAttempts must be >= 1 but was " + maxAttempts);

@@ -5,6 +5,7 @@ import dev.idem.core.internal.Failures;
 import dev.idem.core.internal.LeaseRenewer;
 import dev.idem.core.internal.Meters;
 import dev.idem.core.internal.Prepared;
+import dev.idem.core.internal.Tracing;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
@@ -62,14 +63,16 @@ final class Protocol<T> implements AutoCloseable {
     private final Clock clock;
     private final Ticker ticker;
     private final Meters meters;
+    private final Tracing tracing;
     private final Consumer<Outcome> onOutcome;
     private final LeaseRenewer renewer;
     private final ClaimStep<T> claimStep;
     private final Setbacks<T> setbacks;
     private final DeadLetterStep<T> deadLetterStep;
+    private final CheckStep<T> checkStep;
     private final Completions<T> completions;
 
-    Protocol(ProcessorConfig<T> c, Meters meters) {
+    Protocol(ProcessorConfig<T> c, Meters meters, Tracing tracing) {
         this.claims = c.claims();
         this.dedupCheck = EffectLedger.of(c.dedupCheck());
         this.checkFirst = !dedupCheck.refusesDuplicates(c.handler());
@@ -84,13 +87,16 @@ final class Protocol<T> implements AutoCloseable {
         this.clock = c.clock();
         this.ticker = c.ticker();
         this.meters = meters;
+        this.tracing = tracing;
         meters.oldestDeferral(() -> oldestDeferral().orElse(Duration.ZERO));
         this.onOutcome = c.onOutcome();
         this.renewer = new LeaseRenewer(c.claims(), c.lease(), meters, c.ticker()::nanos);
         this.setbacks = new Setbacks<>(c.claims(), deferrals, c.backoff(), failures, c.clock(), meters);
         this.deadLetterStep = new DeadLetterStep<>(c, dedupCheck, new CompensationRecords(dedupCheck), deferrals,
-                setbacks, meters);
-        this.completions = new Completions<>(c.claims(), renewer, meters, c.ticker());
+                setbacks, meters, tracing);
+        this.checkStep = new CheckStep<>(dedupCheck, c.dedupCheck() != DedupCheck.none(), tracing, deadLetterStep,
+                setbacks);
+        this.completions = new Completions<>(c.claims(), renewer, meters, tracing, c.ticker());
         this.claimStep = new ClaimStep<>(new Preparation<>(c.group(), c.codec(), KeyTextSource.of(c.keys())),
                 c.claims(), c.lease(), renewer, completions, meters, c.ticker());
     }
@@ -108,7 +114,16 @@ final class Protocol<T> implements AutoCloseable {
     // ---- 1. Open: prepare, claim, hold ---------------------------------------------------------
 
     Round<T> open(List<Envelope> envelopes) {
-        return claimStep.open(envelopes);
+        Tracing.Step span = tracing.claim(envelopes.size());
+        try {
+            Round<T> round = claimStep.open(envelopes, span);
+            if (round.claimFailure != null) {
+                span.failed(round.claimFailure);
+            }
+            return round;
+        } finally {
+            span.close();
+        }
     }
 
     // ---- 2. Run one message --------------------------------------------------------------------
@@ -122,56 +137,71 @@ final class Protocol<T> implements AutoCloseable {
                 throw new IllegalStateException("batch is closed");
             }
             Prepared<T> item = round.items.get(index);
-            IdempotencyKey key = item.key();
-            if (round.claimFailure != null) {
-                return record(item, setbacks.deferred(item, "claim store unavailable", round.claimFailure));
-            }
-            // The same key earlier in this batch is not run again.
-            Object prior = round.settled.putIfAbsent(key, RUNNING);
-            if (prior == RUNNING) {
-                return record(item, new Outcome.Busy(key, SAME_KEY_RETRY));
-            }
-            if (prior instanceof Outcome earlier) {
-                return record(item, earlier.disposition().acknowledges()
-                        ? new Outcome.Duplicate(key, "same key earlier in this batch")
-                        : new Outcome.Busy(key, earlier.disposition().delay()));
-            }
-            // Marked before running, together with the closed check: an abandon either sees this
-            // message started (and leaves its claim alone) or stops it here. If the process cannot
-            // go on (an out-of-memory error escapes), the key is left as after a crash.
-            synchronized (round) {
-                if (round.closed) {
-                    round.settled.remove(key, RUNNING);
-                    throw new IllegalStateException("batch is closed");
-                }
-                round.started.add(key);
-                round.running++;
-            }
-            Claim claim = round.claims.get(key);
-            Outcome outcome;
-            MDC.put("idem.key", key.value());
-            MDC.put("idem.topic", key.topic());
+            Tracing.Step span = tracing.message(item.envelope(), item.key(), round.claimSpan);
             try {
-                outcome = settle(round, item, claim);
+                Outcome outcome = runTraced(round, item);
+                span.outcome(outcome);
+                return outcome;
+            } catch (RuntimeException | Error e) {
+                span.failed(e);
+                throw e;
             } finally {
-                MDC.remove("idem.key");
-                MDC.remove("idem.topic");
-                MDC.remove("idem.attempt");
-                completions.stopped(round);
+                span.close();
             }
-            round.settled.put(key, outcome);
-            if (claim instanceof Claim.Claimed && (outcome instanceof Outcome.Applied
-                    || outcome instanceof Outcome.Duplicate)) {
-                // Still held (and renewed) until its completion is sent: a finished key must not
-                // lapse and run again elsewhere while the rest of a long batch runs.
-                completions.completeLater(round, key);
-            } else {
-                round.held.drop(key);
-            }
-            return record(item, outcome);
         } finally {
             round.lock.readLock().unlock();
         }
+    }
+
+    /** One message's run, under its span: the claim's answer, the checks, the handler, the settling. */
+    private Outcome runTraced(Round<T> round, Prepared<T> item) {
+        IdempotencyKey key = item.key();
+        if (round.claimFailure != null) {
+            return record(item, setbacks.deferred(item, "claim store unavailable", round.claimFailure));
+        }
+        // The same key earlier in this batch is not run again.
+        Object prior = round.settled.putIfAbsent(key, RUNNING);
+        if (prior == RUNNING) {
+            return record(item, new Outcome.Busy(key, SAME_KEY_RETRY));
+        }
+        if (prior instanceof Outcome earlier) {
+            return record(item, earlier.disposition().acknowledges()
+                    ? new Outcome.Duplicate(key, "same key earlier in this batch")
+                    : new Outcome.Busy(key, earlier.disposition().delay()));
+        }
+        // Marked before running, together with the closed check: an abandon either sees this
+        // message started (and leaves its claim alone) or stops it here. If the process cannot
+        // go on (an out-of-memory error escapes), the key is left as after a crash.
+        synchronized (round) {
+            if (round.closed) {
+                round.settled.remove(key, RUNNING);
+                throw new IllegalStateException("batch is closed");
+            }
+            round.started.add(key);
+            round.running++;
+        }
+        Claim claim = round.claims.get(key);
+        Outcome outcome;
+        MDC.put("idem.key", key.value());
+        MDC.put("idem.topic", key.topic());
+        try {
+            outcome = settle(round, item, claim);
+        } finally {
+            MDC.remove("idem.key");
+            MDC.remove("idem.topic");
+            MDC.remove("idem.attempt");
+            completions.stopped(round);
+        }
+        round.settled.put(key, outcome);
+        if (claim instanceof Claim.Claimed && (outcome instanceof Outcome.Applied
+                || outcome instanceof Outcome.Duplicate)) {
+            // Still held (and renewed) until its completion is sent: a finished key must not
+            // lapse and run again elsewhere while the rest of a long batch runs.
+            completions.completeLater(round, key);
+        } else {
+            round.held.drop(key);
+        }
+        return record(item, outcome);
     }
 
     private Outcome settle(Round<T> round, Prepared<T> item, Claim claim) {
@@ -201,6 +231,8 @@ final class Protocol<T> implements AutoCloseable {
         Claim.Claimed claimed = (Claim.Claimed) claim;
         int attempt = claimed.attempt();
         MDC.put("idem.attempt", Integer.toString(attempt));
+        tracing.current().attribute("idem.attempt", attempt).attribute("idem.fence", claimed.fence())
+                .event("idem.claimed", "idem.claim", claimed.abandoned() ? "taken over" : claimed.fresh() ? "new" : "again");
 
         // 2b. A lease found lost is not ours any more.
         if (round.held.lost(key)) {
@@ -221,7 +253,7 @@ final class Protocol<T> implements AutoCloseable {
         if (attempt > maxAttempts && !claimed.fresh()) {
             // The handler started maxAttempts times and never finished. A fresh record's attempt comes
             // from the broker's count alone, which also grows on deferrals: it gets one real run first.
-            return alreadyApplied(round, item, claimed, delivery).orElseGet(() -> deadLetterStep.deadLetter(round, item, claimed, attempt - 1,
+            return checkStep.alreadyApplied(round, item, claimed, delivery).orElseGet(() -> deadLetterStep.deadLetter(round, item, claimed, attempt - 1,
                     "attempts exhausted: the handler started " + (attempt - 1) + " times without finishing "
                             + "(the process crashed)", claimed.lastError().orElse(""), null));
         }
@@ -249,14 +281,15 @@ final class Protocol<T> implements AutoCloseable {
         // 2e. The business dedup check: the system of record has the last word. A handler that
         // refuses duplicates itself (the ledger's row comes first in its transaction) is that check.
         try {
-            if (checkFirst && dedupCheck.alreadyApplied(delivery)) {
-                return foundApplied(round, item, claimed, delivery, "found by the business check");
+            if (checkFirst && checkStep.found(delivery)) {
+                return checkStep.foundApplied(round, item, claimed, delivery, "found by the business check");
             }
         } catch (Exception e) {
             return setbacks.release(round, item, setbacks.deferred(item, "business check unavailable: " + Failures.describe(e), e));
         }
 
         // 2f. The handler, through the interceptor slot, while the lease is renewed.
+        Tracing.Step handlerSpan = tracing.step("idem handler");
         try {
             meters.handler(() -> {
                 interceptor.intercept(delivery, new OnceProceed(() -> handler.handle(delivery)));
@@ -264,10 +297,11 @@ final class Protocol<T> implements AutoCloseable {
             });
         } catch (Exception | Error e) {
             DuplicateEffectException refused = Failures.refusal(e);
+            (refused != null ? handlerSpan.attribute("idem.refused", true) : handlerSpan.failed(e)).close();
             if (refused != null) {
                 // Refused by the system of record, also when an interceptor wrapped the refusal.
                 try {
-                    return foundApplied(round, item, claimed, delivery, "refused by the system of record: "
+                    return checkStep.foundApplied(round, item, claimed, delivery, "refused by the system of record: "
                             + refused.getMessage());
                 } catch (Exception unavailable) {
                     return setbacks.release(round, item, setbacks.deferred(item, "business check unavailable: "
@@ -281,6 +315,7 @@ final class Protocol<T> implements AutoCloseable {
             }
             return failed(round, item, claimed, delivery, e);
         }
+        handlerSpan.close();
         boolean leaseLost = round.held.lost(key) || round.held.mayHaveExpired(key);
         if (leaseLost) {
             meters.leaseLost(1);
@@ -288,15 +323,6 @@ final class Protocol<T> implements AutoCloseable {
                     + "business check is what keeps the effect single", key);
         }
         return new Outcome.Applied(key, claimed.fence(), attempt, leaseLost);
-    }
-
-    /** The system of record has the key: a duplicate, or a dead letter whose compensation is to finish. */
-    private Outcome foundApplied(Round<T> round, Prepared<T> item, Claim.Claimed claimed, Delivery<T> delivery,
-                                 String reason) throws Exception {
-        if (dedupCheck.compensationPending(delivery)) {
-            return deadLetterStep.recoverCompensation(round, item, claimed);
-        }
-        return new Outcome.Duplicate(item.key(), reason);
     }
 
     /** Renews one held key now; false if it is no longer ours (or the store cannot tell). */
@@ -335,7 +361,7 @@ final class Protocol<T> implements AutoCloseable {
         boolean fatal = failures.isFatal(failure);
         if (fatal || claimed.attempt() >= maxAttempts) {
             // The transaction may have committed although the handler threw (a lost commit reply).
-            Optional<Outcome> applied = alreadyApplied(round, item, claimed, delivery);
+            Optional<Outcome> applied = checkStep.alreadyApplied(round, item, claimed, delivery);
             if (applied.isPresent()) {
                 return applied.get();
             }
@@ -352,21 +378,6 @@ final class Protocol<T> implements AutoCloseable {
             LOG.warn("attempt {} failed for {} and could not be counted (claim store unavailable)",
                     claimed.attempt(), key, failure);
             return setbacks.deferred(item, "claim store unavailable", e);
-        }
-    }
-
-    /** Runs the business check again; a found effect completes the key as a duplicate. */
-    private Optional<Outcome> alreadyApplied(Round<T> round, Prepared<T> item, Claim.Claimed claimed,
-                                             Delivery<T> delivery) {
-        try {
-            if (dedupCheck.alreadyApplied(delivery)) {
-                return Optional.of(foundApplied(round, item, claimed, delivery,
-                        "found by the business check after a failure"));
-            }
-            return Optional.empty();
-        } catch (Exception e) {
-            return Optional.of(setbacks.release(round, item, setbacks.deferred(item, "business check unavailable: "
-                    + Failures.describe(e), e)));
         }
     }
 

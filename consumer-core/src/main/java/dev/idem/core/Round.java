@@ -2,6 +2,7 @@ package dev.idem.core;
 
 import dev.idem.core.internal.LeaseRenewer;
 import dev.idem.core.internal.Prepared;
+import dev.idem.core.internal.Tracing;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimStoreException;
 import java.util.List;
@@ -24,6 +25,8 @@ final class Round<T> {
     final Map<IdempotencyKey, Claim> claims;
     final ClaimStoreException claimFailure;
     final LeaseRenewer.Held held;
+    // The batch's claim span, which its messages' spans link to and its completion's span is under.
+    final Tracing.Step claimSpan;
     // Sized for the batch: growing them showed in profiles of 500-record polls.
     final Map<IdempotencyKey, Object> settled;
     final Set<IdempotencyKey> started;
@@ -37,12 +40,13 @@ final class Round<T> {
     volatile boolean closed;
 
     Round(String owner, List<Prepared<T>> items, Map<IdempotencyKey, Claim> claims,
-          ClaimStoreException claimFailure, LeaseRenewer.Held held) {
+          ClaimStoreException claimFailure, LeaseRenewer.Held held, Tracing.Step claimSpan) {
         this.owner = owner;
         this.items = items;
         this.claims = claims;
         this.claimFailure = claimFailure;
         this.held = held;
+        this.claimSpan = claimSpan;
         this.settled = new ConcurrentHashMap<>(items.size());
         this.started = ConcurrentHashMap.newKeySet(items.size());
         this.toComplete = ConcurrentHashMap.newKeySet(items.size());

@@ -58,7 +58,8 @@ class DeadLetterTest {
         Envelope envelope = new Envelope("orders", 0, "7", "orders-0@7", 1, Map.of(), "{}".getBytes(StandardCharsets.UTF_8));
         Instant now = Instant.parse("2026-11-22T10:00:00Z");
         DeadLetter full = new DeadLetter(new IdempotencyKey("inventory", "orders", "order-1"), 1L, envelope, 5,
-                "attempts exhausted", "java.lang.IllegalStateException", "boom", "at somewhere", now, now);
+                "attempts exhausted", "java.lang.IllegalStateException", "boom", "\tat com.shop.Stock.reserve(Stock.java:42)",
+                now, now, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
 
         // When the guide's table of dead-letter headers (docs/guide/failures.md) is read
         String readme = Files.readString(Path.of(System.getProperty("basedir", "."), "..", "docs", "guide", "failures.md"));

@@ -149,7 +149,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
         if (plan.compensation != null) {
             processor.compensation(plan.compensation);
         }
-        meters(processor, plan.name);
+        resources.observe(processor, plan.name);
         try {
             return plan.broker == Broker.KAFKA
                     ? Brokers.kafka(plan.name, plan.topic, plan.group, processor, kafka, plan.deadLetterTopic,
@@ -160,13 +160,6 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
             String origin = plan.broker == Broker.KAFKA ? "idem.kafka" : "idem.rocketmq";
             throw new ConfigurationException("Idem listener '" + plan.name + "' (" + origin + ", idem.listeners."
                     + plan.name + "): " + e.getMessage(), e);
-        }
-    }
-
-    private void meters(IdempotentProcessor.Builder<Object> processor, String listener) {
-        if (ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", getClass().getClassLoader())) {
-            context.findBean(io.micrometer.core.instrument.MeterRegistry.class).ifPresent(registry ->
-                    processor.meterRegistry(registry).meterTag("listener", listener));
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.idem.micronaut;
 
+import dev.idem.core.TraceKeys;
+import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.LedgerTransactions;
 import dev.idem.micronaut.internal.MicronautTransactions;
@@ -40,6 +42,7 @@ final class IdemResources {
 
     private static final Logger LOG = LoggerFactory.getLogger(IdemResources.class);
     static final Set<String> REDIS_KEYS = Set.of("address", "key-prefix");
+    static final Set<String> TRACING_KEYS = Set.of("enabled", "keys");
 
     private final BeanContext context;
     private final Environment environment;
@@ -74,6 +77,35 @@ final class IdemResources {
             ownRedisson = null;
             redisson = null;
             claims = null;
+        }
+    }
+
+    /**
+     * Gives a listener's processor the application's meter registry and tracer, where it has them
+     * (each touched only when on the class path): meters tagged with the listener's name, spans
+     * unless {@code idem.tracing.enabled} is false, keys on them as {@code idem.tracing.keys} says.
+     */
+    void observe(IdempotentProcessor.Builder<Object> processor, String listener) {
+        if (ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", getClass().getClassLoader())) {
+            context.findBean(io.micrometer.core.instrument.MeterRegistry.class).ifPresent(registry ->
+                    processor.meterRegistry(registry).meterTag("listener", listener));
+        }
+        checkKeys("idem.tracing", TRACING_KEYS);
+        if (environment.getProperty("idem.tracing.enabled", Boolean.class).orElse(true)
+                && ClassUtils.isPresent("io.opentelemetry.api.OpenTelemetry", getClass().getClassLoader())) {
+            TraceKeys keys = environment.getProperty("idem.tracing.keys", String.class).map(IdemResources::traceKeys)
+                    .orElse(TraceKeys.OFF);
+            context.findBean(io.opentelemetry.api.OpenTelemetry.class).ifPresent(otel ->
+                    processor.openTelemetry(otel).traceKeys(keys));
+        }
+    }
+
+    private static TraceKeys traceKeys(String value) {
+        try {
+            return TraceKeys.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new io.micronaut.context.exceptions.ConfigurationException("idem.tracing.keys must be off, hashed or "
+                    + "plain but was '" + value + "'");
         }
     }
 

@@ -212,11 +212,7 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         if (!Compensation.class.equals(compensation)) {
             processor.compensation((Compensation) context.getBean(compensation));
         }
-        if (io.micronaut.core.reflect.ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry",
-                getClass().getClassLoader())) {
-            context.findBean(io.micrometer.core.instrument.MeterRegistry.class).ifPresent(registry ->
-                    processor.meterRegistry(registry).meterTag("listener", name));
-        }
+        context.getBean(IdemResources.class).observe(processor, name);
         Map<String, Object> kafka = kafkaSettings(group);
         KafkaRecordProcessor.Builder<Object> builder = KafkaRecordProcessor.builder(kafka, processor);
         if (!deadLetterTopic.isBlank()) {

@@ -11,6 +11,9 @@ import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.RocketMqBroker;
 import dev.idem.testkit.TestNames;
 import io.micronaut.context.ApplicationContext;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.api.common.AttributeKey;
 import io.micronaut.health.HealthStatus;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -181,6 +184,33 @@ class MicronautListenersIT {
     }
 
     @Test
+    void aListenersRunsAreSpansUnderTheProducersWithTheApplicationsOpenTelemetry(KafkaBroker kafka, RedisEndpoint redis,
+                                                                               TestNames names) throws Exception {
+        Map<String, Object> properties = healthListener(kafka, redis, names);
+        properties.put("test.tracing", true);
+        String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+        String producerSpan = "00f067aa0ba902b7";
+        try (ApplicationContext context = ApplicationContext.run(properties)) {
+            try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerSettings(kafka))) {
+                ProducerRecord<String, String> record = new ProducerRecord<>(
+                        String.valueOf(properties.get("test.health.topic")), "traced");
+                record.headers().add("traceparent", ("00-" + trace + "-" + producerSpan + "-01").getBytes(StandardCharsets.UTF_8));
+                producer.send(record).get();
+            }
+            InMemorySpanExporter exporter = context.getBean(InMemorySpanExporter.class);
+            SpanData run = await().atMost(Duration.ofSeconds(30)).until(() -> exporter.getFinishedSpanItems().stream()
+                    .filter(s -> s.getName().startsWith("process ")).toList(), runs -> runs.size() == 1).get(0);
+            assertThat(run.getTraceId()).isEqualTo(trace);
+            assertThat(run.getParentSpanId()).isEqualTo(producerSpan);
+            assertThat(run.getAttributes().get(AttributeKey.stringKey("idem.outcome"))).isEqualTo("applied");
+            assertThat(exporter.getFinishedSpanItems()).anySatisfy(span -> {
+                assertThat(span.getName()).isEqualTo("idem handler");
+                assertThat(span.getParentSpanId()).isEqualTo(run.getSpanId());
+            });
+        }
+    }
+
+    @Test
     void aStoppedConsumerMakesHealthDown(KafkaBroker kafka, RedisEndpoint redis, TestNames names) throws Exception {
         Map<String, Object> properties = healthListener(kafka, redis, names);
         try (ApplicationContext context = ApplicationContext.run(properties)) {
@@ -300,12 +330,16 @@ class MicronautListenersIT {
     }
 
     /** One record on partition 0 of {@code topic}. */
-    private static void sendOne(KafkaBroker kafka, String topic, String body) throws Exception {
+    private static Properties producerSettings(KafkaBroker kafka) {
         Properties p = new Properties();
         p.put("bootstrap.servers", kafka.bootstrapServers());
         p.put("key.serializer", StringSerializer.class.getName());
         p.put("value.serializer", StringSerializer.class.getName());
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+        return p;
+    }
+
+    private static void sendOne(KafkaBroker kafka, String topic, String body) throws Exception {
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerSettings(kafka))) {
             producer.send(new ProducerRecord<>(topic, 0, "k", body)).get();
         }
     }

@@ -1,5 +1,6 @@
 package dev.idem.spring;
 
+import dev.idem.core.TraceKeys;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -19,6 +20,7 @@ public class IdemProperties {
     private final RocketMq rocketmq = new RocketMq();
     private final Ledger ledger = new Ledger();
     private final Health health = new Health();
+    private final Tracing tracing = new Tracing();
     /** Per listener, by its name ({@code <group>-<topic>} unless the annotation names it): what overrides the annotation. */
     private Map<String, Listener> listeners = new LinkedHashMap<>();
 
@@ -44,6 +46,10 @@ public class IdemProperties {
 
     public Health getHealth() {
         return health;
+    }
+
+    public Tracing getTracing() {
+        return tracing;
     }
 
     public Map<String, Listener> getListeners() {
@@ -141,6 +147,30 @@ public class IdemProperties {
 
         public void setStuckAfter(Duration stuckAfter) {
             this.stuckAfter = stuckAfter;
+        }
+    }
+
+    /** Idem's spans, when the application has an OpenTelemetry bean (Spring Boot's OpenTelemetry starter makes one). */
+    public static class Tracing {
+        /** Whether Idem's listeners trace: one span per message run, under the producer's. */
+        private boolean enabled = true;
+        /** Whether spans carry the idempotency key: off, hashed or plain (keys can be personal data). */
+        private TraceKeys keys = TraceKeys.OFF;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public TraceKeys getKeys() {
+            return keys;
+        }
+
+        public void setKeys(TraceKeys keys) {
+            this.keys = keys;
         }
     }
 

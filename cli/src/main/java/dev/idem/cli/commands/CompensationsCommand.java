@@ -112,7 +112,7 @@ public final class CompensationsCommand implements Runnable {
         private int run(Connections connections, List<KeyRecord> pending) {
             try (DeadLetterTopic dlt = connections.topic(broker)) {
                 Set<String> keys = pending.stream().map(k -> k.key().value()).collect(Collectors.toSet());
-                DeadLetterTopic.Scan scan = dlt.scan(topic, new LetterFilter(Set.of(), keys, group, null, null, null, null));
+                DeadLetterTopic.Scan scan = dlt.scan(topic, new LetterFilter(Set.of(), keys, group, null, null, null, null, null));
                 Replay replay = new Replay(connections, dlt, topic, environment());
                 Table table = new Table("TOPIC", "KEY", "OUTCOME", "DETAIL");
                 int sent = 0;

@@ -3,6 +3,7 @@ package dev.idem.cli.commands;
 import dev.idem.cli.Idem;
 import dev.idem.cli.letters.DeadLetterTopic;
 import dev.idem.cli.letters.Letter;
+import dev.idem.cli.letters.LetterGroup;
 import dev.idem.cli.ops.Connections;
 import dev.idem.cli.ops.ReplayRecord;
 import java.util.LinkedHashMap;
@@ -32,6 +33,10 @@ final class DlqListCommand extends Subcommand {
     @Option(names = "--include-purged", description = "Also list purged entries")
     boolean includePurged;
 
+    @Option(names = "--groups", description = "One line per failure group (the failure's class and the application "
+            + "frame it failed in) with its count, first and last failure; --failure-group selects one")
+    boolean groups;
+
     @Override
     int execute() {
         try (Connections connections = connect(); DeadLetterTopic dlt = connections.topic(topic.broker)) {
@@ -40,13 +45,16 @@ final class DlqListCommand extends Subcommand {
                     : null;
             List<Letter> shown = scan.letters().stream()
                     .filter(l -> includePurged || records == null || !purged(records, l)).limit(limit).toList();
-            if (output == Output.JSON) {
+            if (groups) {
+                printGroups(LetterGroup.of(shown));
+            } else if (output == Output.JSON) {
                 Json.print(out(), shown.stream().map(l -> json(l, records)).toList());
             } else {
-                Table table = new Table("ENTRY", "KEY", "ORIGINAL TOPIC", "ATTEMPTS", "EXCEPTION", "FAILED AT", "REPLAYED");
+                Table table = new Table("ENTRY", "KEY", "ORIGINAL TOPIC", "ATTEMPTS", "EXCEPTION", "GROUP", "FAILED AT",
+                        "REPLAYED");
                 shown.forEach(l -> table.row(l.entry(), l.idempotencyKey(), l.originalTopic(),
-                        l.attempts() < 0 ? null : l.attempts(), simpleName(l.exceptionClass()), l.failedAt(),
-                        replayed(records, l)));
+                        l.attempts() < 0 ? null : l.attempts(), simpleName(l.exceptionClass()), l.failureGroup(),
+                        l.failedAt(), replayed(records, l)));
                 table.print(out());
             }
             err().println(shown.size() + " of " + scan.scanned() + " entries in " + topic.topic + " (scanned in "
@@ -55,7 +63,28 @@ final class DlqListCommand extends Subcommand {
         }
     }
 
-    private static boolean purged(Map<String, ReplayRecord> records, Letter letter) {
+    private void printGroups(List<LetterGroup> groups) {
+        if (output == Output.JSON) {
+            Json.print(out(), groups.stream().map(g -> {
+                Map<String, Object> json = new LinkedHashMap<>();
+                json.put("group", g.fingerprint());
+                json.put("count", g.count());
+                json.put("exception", g.exception());
+                json.put("site", g.site());
+                json.put("reason", g.reason());
+                json.put("first", g.first() == null ? null : g.first().toString());
+                json.put("last", g.last() == null ? null : g.last().toString());
+                return json;
+            }).toList());
+            return;
+        }
+        Table table = new Table("GROUP", "COUNT", "EXCEPTION", "AT", "FIRST", "LAST");
+        groups.forEach(g -> table.row(g.fingerprint(), g.count(), g.exception() == null || g.exception().isEmpty()
+                ? g.reason() : simpleName(g.exception()), g.site(), g.first(), g.last()));
+        table.print(out());
+    }
+
+    static boolean purged(Map<String, ReplayRecord> records, Letter letter) {
         ReplayRecord record = records.get(letter.entry());
         return record != null && record.describes(letter) && record.action().equals(ReplayRecord.PURGED);
     }
@@ -84,6 +113,8 @@ final class DlqListCommand extends Subcommand {
         json.put("attempts", letter.attempts() < 0 ? null : letter.attempts());
         json.put("reason", letter.reason());
         json.put("exception", letter.exceptionClass());
+        json.put("failureGroup", letter.failureGroup());
+        json.put("traceId", letter.traceId());
         json.put("failedAt", letter.failedAt() == null ? null : letter.failedAt().toString());
         ReplayRecord record = records == null ? null : records.get(letter.entry());
         json.put("replayed", records == null ? null : record != null && record.describes(letter)

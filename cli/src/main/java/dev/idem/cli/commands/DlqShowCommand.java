@@ -4,28 +4,42 @@ import dev.idem.cli.CliException;
 import dev.idem.cli.Idem;
 import dev.idem.cli.letters.DeadLetterTopic;
 import dev.idem.cli.letters.Letter;
+import dev.idem.cli.letters.LetterFilter;
+import dev.idem.cli.letters.LetterGroup;
 import dev.idem.cli.ops.Connections;
 import dev.idem.cli.ops.ReplayRecord;
 import dev.idem.core.DeadLetterHeaders;
 import dev.idem.core.spi.ClaimRecord;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 
-/** {@code idem dlq show <entry>}: one entry in full, and its key's claim record. */
-@Command(name = "show", description = "Show one entry: headers, payload (pretty-printed when JSON), the key's claim record.")
+/**
+ * {@code idem dlq show <entry>}: one entry in full, and its key's claim record; or, with
+ * {@code --failure-group}, the entries of one failure group with the trace of each failing run.
+ */
+@Command(name = "show", description = {"Show one entry: headers, payload (pretty-printed when JSON), the key's claim "
+        + "record, the trace id of the run that dead-lettered it.",
+        "With --failure-group instead of an entry: the group's cause and its entries, each with its trace id."})
 final class DlqShowCommand extends Subcommand {
 
     @Mixin
     TopicOptions topic;
 
-    @Parameters(paramLabel = "<entry>", description = "<partition>:<offset> (Kafka), <broker>:<queue>:<offset> (RocketMQ)")
+    @Parameters(paramLabel = "<entry>", arity = "0..1",
+            description = "<partition>:<offset> (Kafka), <broker>:<queue>:<offset> (RocketMQ)")
     String entry;
+
+    @Option(names = "--failure-group", paramLabel = "<fingerprint>", description = "A failure group, as 'dlq list --groups' shows it")
+    String failureGroup;
 
     @Option(names = {"-o", "--output"}, paramLabel = "table|json", completionCandidates = Output.Names.class,
             description = "text (default) or json")
@@ -33,7 +47,13 @@ final class DlqShowCommand extends Subcommand {
 
     @Override
     int execute() {
+        if ((entry == null) == (failureGroup == null)) {
+            throw new ParameterException(spec.commandLine(), "say which: an <entry>, or --failure-group <fingerprint>");
+        }
         try (Connections connections = connect(); DeadLetterTopic dlt = connections.topic(topic.broker)) {
+            if (failureGroup != null) {
+                return showGroup(connections, dlt);
+            }
             Letter letter = dlt.read(topic.topic, entry)
                     .orElseThrow(() -> new CliException("no entry " + entry + " in " + topic.topic));
             Optional<ClaimRecord> claim = Optional.empty();
@@ -62,6 +82,48 @@ final class DlqShowCommand extends Subcommand {
         }
     }
 
+    private int showGroup(Connections connections, DeadLetterTopic dlt) {
+        LetterFilter filter = new LetterFilter(Set.of(), Set.of(), null, null, null, null, null, failureGroup);
+        // Purged entries are left out, as 'dlq list' leaves them out.
+        Map<String, ReplayRecord> records = connections.hasRedis() ? connections.records().all(dlt.broker(), topic.topic)
+                : Map.of();
+        List<Letter> letters = dlt.scan(topic.topic, filter).letters().stream()
+                .filter(l -> !DlqListCommand.purged(records, l)).toList();
+        if (letters.isEmpty()) {
+            throw new CliException("no entry of failure group " + failureGroup + " in " + topic.topic);
+        }
+        LetterGroup group = LetterGroup.of(letters).get(0);
+        if (output == Output.JSON) {
+            Map<String, Object> json = new LinkedHashMap<>();
+            json.put("group", group.fingerprint());
+            json.put("count", group.count());
+            json.put("exception", group.exception());
+            json.put("site", group.site());
+            json.put("reason", group.reason());
+            json.put("entries", letters.stream().map(l -> {
+                Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put("entry", l.entry());
+                entry.put("key", l.idempotencyKey());
+                entry.put("failedAt", l.failedAt() == null ? null : l.failedAt().toString());
+                entry.put("traceId", l.traceId());
+                return entry;
+            }).toList());
+            Json.print(out(), json);
+            return Idem.OK;
+        }
+        PrintWriter out = out();
+        out.println("failure group " + group.fingerprint() + " in " + topic.topic + ": " + group.count() + " entries");
+        out.println("exception   " + (group.exception() == null || group.exception().isEmpty() ? "-" : group.exception()));
+        out.println("at          " + (group.site() == null || group.site().isEmpty() ? "-" : group.site()));
+        out.println("reason      " + group.reason());
+        out.println("failed      " + group.first() + " .. " + group.last());
+        out.println();
+        Table table = new Table("ENTRY", "KEY", "FAILED AT", "TRACE ID");
+        letters.forEach(l -> table.row(l.entry(), l.idempotencyKey(), l.failedAt(), l.traceId()));
+        table.print(out);
+        return Idem.OK;
+    }
+
     private static Map<String, String> headers(Letter letter) {
         Map<String, String> headers = new LinkedHashMap<>();
         letter.headers().forEach(h -> headers.put(h.name(), Json.readable(h.value())));
@@ -76,6 +138,8 @@ final class DlqShowCommand extends Subcommand {
         if (letter.tags() != null) {
             out.println("tags        " + letter.tags());
         }
+        out.println("trace id    " + (letter.traceId() == null ? "- (not traced)" : letter.traceId()));
+        out.println("failure     " + (letter.failureGroup() == null ? "-" : letter.failureGroup()));
         out.println("replayed    " + (!redis ? "? (no Redis set)" : record.map(ReplayRecord::summary).orElse("no")));
         out.println();
         out.println("Idem headers:");

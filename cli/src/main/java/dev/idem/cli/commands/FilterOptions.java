@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Set;
 import picocli.CommandLine.Option;
 
-/** Which dead letters: entries, keys, group, original topic, exception class, time range. */
+/** Which dead letters: entries, keys, group, original topic, exception class, failure group, time range. */
 final class FilterOptions {
 
     @Option(names = "--entry", split = ",", paramLabel = "<entry>",
@@ -28,6 +28,10 @@ final class FilterOptions {
             description = "Class of the last failure, full or simple name (IllegalStateException)")
     String exception;
 
+    @Option(names = "--failure-group", paramLabel = "<fingerprint>",
+            description = "Failure group, as 'dlq list --groups' shows it: the failure's class and the application frame it failed in")
+    String failure;
+
     @Option(names = "--from", paramLabel = "<time>",
             description = "Failed at or after: 2026-11-22T03:00:00Z, 2026-11-22T03:00 (local), 2026-11-22, or an age (30m, 2h, 7d)")
     Instant from;
@@ -42,6 +46,6 @@ final class FilterOptions {
             entries.forEach(e -> checked.add(topic.entry(e.trim())));
         }
         return new LetterFilter(checked, keys == null ? Set.of() : Set.copyOf(keys), group, originalTopic, exception,
-                from, to);
+                from, to, failure);
     }
 }

@@ -45,7 +45,6 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
     // A scan that reads nothing for this long while records remain is reported, not waited on.
     private static final Duration STALL = Duration.ofSeconds(30);
-    private static final String STACK_TRACE = DeadLetterHeaders.EXCEPTION_STACKTRACE;
 
     private final String bootstrap;
     private final Map<String, Object> config;
@@ -201,14 +200,15 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
         for (org.apache.kafka.common.header.Header header : record.headers()) {
             String name = header.key();
             if (DeadLetterHeaders.isIdemHeader(name)) {
-                if (header.value() != null && (full || !name.equals(STACK_TRACE))) {
+                if (header.value() != null) {
                     idem.put(name, new String(header.value(), StandardCharsets.UTF_8));
                 }
             } else {
                 headers.add(new Letter.Header(name, header.value()));
             }
         }
-        return new Letter(record.partition() + ":" + record.offset(), record.key(), record.value(), headers, idem,
+        return new Letter(record.partition() + ":" + record.offset(), record.key(), record.value(), headers,
+                Letter.idemHeaders(idem, full),
                 null, null, record.timestamp() < 0 ? null : Instant.ofEpochMilli(record.timestamp()));
     }
 
@@ -272,7 +272,7 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
         Integer partition = letter.originalPartition() >= 0 && letter.originalPartition() < partitions
                 ? letter.originalPartition() : null;
         ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, letter.key(), letter.value());
-        letter.headers().forEach(h -> record.headers().add(new RecordHeader(h.name(), h.value())));
+        letter.replayHeaders().forEach(h -> record.headers().add(new RecordHeader(h.name(), h.value())));
         producer().send(record, (metadata, failure) -> {
             if (failure != null) {
                 sent.completeExceptionally(failure);

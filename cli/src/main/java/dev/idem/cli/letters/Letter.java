@@ -3,15 +3,19 @@ package dev.idem.cli.letters;
 import dev.idem.core.DeadLetter;
 import dev.idem.core.DeadLetterHeaders;
 import dev.idem.core.Envelope;
+import dev.idem.core.FailureGroup;
 import dev.idem.core.IdempotencyKey;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * One entry of a dead-letter topic: where it sits, the original message (key, value, headers without
@@ -32,7 +36,10 @@ public record Letter(String entry, byte[] key, byte[] value, List<Header> header
     // Idem's headers in the order DeadLetter writes them, taken from a letter with every header set.
     private static final List<String> IDEM_ORDER = List.copyOf(new DeadLetter(new IdempotencyKey("g", "t", "k"), 1L,
             new Envelope("t", 0, "0", "t-0@0", 1, Map.of(), new byte[0]), 1, "r", "e", "m", "s", Instant.EPOCH,
-            Instant.EPOCH).headers().keySet());
+            Instant.EPOCH, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01").headers().keySet());
+
+    // The W3C trace context headers, replaced on a replay.
+    private static final Set<String> TRACE_HEADERS = Set.of("traceparent", "tracestate");
 
     /** @throws NullPointerException if entry, headers or idem is null */
     public Letter {
@@ -47,6 +54,60 @@ public record Letter(String entry, byte[] key, byte[] value, List<Header> header
         }
         ordered.putAll(idem);
         idem = Collections.unmodifiableMap(ordered);
+    }
+
+    /**
+     * Idem's headers of a letter as read, with its failure group where a letter written before Idem
+     * wrote groups lacks it (from its stack trace), and without the stack trace unless read in full.
+     */
+    static Map<String, String> idemHeaders(Map<String, String> read, boolean full) {
+        Map<String, String> idem = new LinkedHashMap<>(read);
+        if (!idem.containsKey(DeadLetterHeaders.FAILURE_GROUP) && idem.containsKey(DeadLetterHeaders.REASON)) {
+            FailureGroup group = FailureGroup.of(idem.get(DeadLetterHeaders.EXCEPTION_CLASS),
+                    idem.get(DeadLetterHeaders.EXCEPTION_STACKTRACE), idem.get(DeadLetterHeaders.REASON));
+            idem.put(DeadLetterHeaders.FAILURE_GROUP, group.fingerprint());
+            if (!group.site().isEmpty()) {
+                idem.put(DeadLetterHeaders.FAILURE_SITE, group.site());
+            }
+        }
+        if (!full) {
+            idem.remove(DeadLetterHeaders.EXCEPTION_STACKTRACE);
+        }
+        return idem;
+    }
+
+    /**
+     * The headers a replay sends: the original message's, with its trace context replaced by the
+     * failing run's where that was traced, and {@code idem-replay-of} naming that run, so the replayed
+     * run shows in the original trace, under the run that dead-lettered it, and links to it.
+     */
+    public List<Header> replayHeaders() {
+        String failing = idem.get(DeadLetterHeaders.TRACE_PARENT);
+        if (failing == null) {
+            return headers;
+        }
+        List<Header> replay = new ArrayList<>(headers.size() + 2);
+        headers.stream().filter(h -> !TRACE_HEADERS.contains(h.name())).forEach(replay::add);
+        replay.add(new Header("traceparent", failing.getBytes(StandardCharsets.UTF_8)));
+        replay.add(new Header(DeadLetterHeaders.REPLAY_OF, failing.getBytes(StandardCharsets.UTF_8)));
+        return List.copyOf(replay);
+    }
+
+    /** Its failure group's fingerprint, or null for a letter Idem did not write. */
+    public String failureGroup() {
+        return idem.get(DeadLetterHeaders.FAILURE_GROUP);
+    }
+
+    /** The first application frame its failure passed through, or null. */
+    public String failureSite() {
+        return idem.get(DeadLetterHeaders.FAILURE_SITE);
+    }
+
+    /** The trace id of the run that dead-lettered it, or null where it was not traced. */
+    public String traceId() {
+        String parent = idem.get(DeadLetterHeaders.TRACE_PARENT);
+        String[] parts = parent == null ? new String[0] : parent.split("-");
+        return parts.length == 4 && parts[1].length() == 32 ? parts[1] : null;
     }
 
     /**

@@ -13,12 +13,14 @@ import java.util.Set;
  * @param exception exception class (full or simple name), or null for any
  * @param from      failed at or after, or null
  * @param to        failed before, or null
+ * @param failure   failure group fingerprint ({@code idem dlq list --groups}; "-" for letters Idem did not
+ *                  write), or null for any
  */
 public record LetterFilter(Set<String> entries, Set<String> keys, String group, String topic, String exception,
-                           Instant from, Instant to) {
+                           Instant from, Instant to, String failure) {
 
     /** Every letter. */
-    public static final LetterFilter ALL = new LetterFilter(Set.of(), Set.of(), null, null, null, null, null);
+    public static final LetterFilter ALL = new LetterFilter(Set.of(), Set.of(), null, null, null, null, null, null);
 
     /** Copies the sets. */
     public LetterFilter {
@@ -46,6 +48,9 @@ public record LetterFilter(Set<String> entries, Set<String> keys, String group, 
             return false;
         }
         if (exception != null && !sameClass(letter.exceptionClass(), exception)) {
+            return false;
+        }
+        if (failure != null && !failure.equalsIgnoreCase(letter.failureGroup() == null ? "-" : letter.failureGroup())) {
             return false;
         }
         if (from != null || to != null) {

@@ -51,7 +51,6 @@ public final class RocketMqDeadLetterTopic implements DeadLetterTopic {
     private static final int PULL_THREADS = 8;
     private static final long PULL_TIMEOUT_MS = 10_000;
     private static final int PROBE_TIMEOUT_MS = 3_000;
-    private static final String STACK_TRACE = DeadLetterHeaders.EXCEPTION_STACKTRACE;
 
     private final String nameServer;
     private final DefaultMQPullConsumer consumer;
@@ -196,9 +195,7 @@ public final class RocketMqDeadLetterTopic implements DeadLetterTopic {
                 return;
             }
             if (DeadLetterHeaders.isIdemHeader(name)) {
-                if (full || !name.equals(STACK_TRACE)) {
-                    idem.put(name, value);
-                }
+                idem.put(name, value);
             } else {
                 headers.add(new Letter.Header(name, value.getBytes(StandardCharsets.UTF_8)));
             }
@@ -207,7 +204,7 @@ public final class RocketMqDeadLetterTopic implements DeadLetterTopic {
         String keys = message.getKeys();
         return new Letter(queue.getBrokerName() + ":" + queue.getQueueId() + ":" + message.getQueueOffset(),
                 keys == null || keys.isEmpty() ? null : keys.getBytes(StandardCharsets.UTF_8), message.getBody(),
-                headers, idem, message.getTags(), keys,
+                headers, Letter.idemHeaders(idem, full), message.getTags(), keys,
                 message.getStoreTimestamp() <= 0 ? null : Instant.ofEpochMilli(message.getStoreTimestamp()));
     }
 
@@ -283,7 +280,7 @@ public final class RocketMqDeadLetterTopic implements DeadLetterTopic {
             if (letter.keys() != null && !letter.keys().isBlank()) {
                 message.setKeys(letter.keys());
             }
-            letter.headers().forEach(h -> message.putUserProperty(h.name(), new String(h.value(), StandardCharsets.UTF_8)));
+            letter.replayHeaders().forEach(h -> message.putUserProperty(h.name(), new String(h.value(), StandardCharsets.UTF_8)));
             // The original queue id where the topic has it, so an orderly consumer keeps the key's order.
             MessageQueue target = queues.stream().filter(q -> q.getQueueId() == letter.originalPartition()).findFirst()
                     .orElse(queues.get(Math.floorMod(letter.entry().hashCode(), queues.size())));

@@ -18,7 +18,7 @@ import org.springframework.util.ClassUtils;
 /**
  * Builds each listener's processor from its plan, the one way for annotated methods and wrapped
  * spring-kafka listeners: the claim store, the ledger on the application's {@code DataSource} in its
- * transaction manager (made once, shared), the policy settings, the compensation and the meters; and
+ * transaction manager (made once, shared), the policy settings, the compensation, the meters and the tracer; and
  * the broker settings every listener shares. Thread-safe.
  */
 public final class ListenerProcessors {
@@ -71,6 +71,10 @@ public final class ListenerProcessors {
         }
         if (ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", getClass().getClassLoader())) {
             Meters.register(beans, processor, plan.name());
+        }
+        if (properties.getTracing().isEnabled()
+                && ClassUtils.isPresent("io.opentelemetry.api.OpenTelemetry", getClass().getClassLoader())) {
+            Traces.register(beans, processor, properties.getTracing());
         }
         return processor;
     }
@@ -127,6 +131,18 @@ public final class ListenerProcessors {
         }
         ledgerMade = true;
         return ledger;
+    }
+
+    /** OpenTelemetry, touched only when it is on the class path. */
+    private static final class Traces {
+        static void register(ListableBeanFactory beans, IdempotentProcessor.Builder<Object> processor,
+                             IdemProperties.Tracing tracing) {
+            io.opentelemetry.api.OpenTelemetry otel =
+                    beans.getBeanProvider(io.opentelemetry.api.OpenTelemetry.class).getIfUnique();
+            if (otel != null) {
+                processor.openTelemetry(otel).traceKeys(tracing.getKeys());
+            }
+        }
     }
 
     /** Micrometer, touched only when it is on the class path. */
