@@ -11,6 +11,7 @@ import dev.idem.testkit.internal.PostgresProbe;
 import dev.idem.testkit.internal.Started;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -31,6 +32,9 @@ public final class Benchmarks {
 
     private static final Logger LOG = LoggerFactory.getLogger(Benchmarks.class);
 
+    /** The delay {@link DelayProxy} adds each way in the remote runs: a round trip of 0.5 ms. */
+    static final Duration REMOTE_ONE_WAY = Duration.ofNanos(250_000);
+
     private Benchmarks() {
     }
 
@@ -48,12 +52,22 @@ public final class Benchmarks {
 
             List<Result> results = new ArrayList<>();
             List<Latency> latencies = new ArrayList<>();
-            KafkaBroker kafka = plan.runs("kafka") || plan.runs("share") || plan.runs("pg")
+            KafkaBroker kafka = plan.runs("kafka") || plan.runs("share") || plan.runs("pg") || plan.runs("remote")
                     ? (KafkaBroker) started(fixtures, KafkaBroker.class) : null;
             if (plan.runs("kafka")) {
                 KafkaBench kafkaBench = new KafkaBench(kafka, redisson, plan);
                 results.addAll(kafkaBench.throughput());
                 latencies.addAll(kafkaBench.latency());
+            }
+            if (plan.runs("remote")) {
+                // Redis 0.25 ms away each way, as across a network: the same Kafka rounds.
+                DelayProxy proxy = new DelayProxy(redis.uri(), REMOTE_ONE_WAY);
+                fixtures.add(proxy);
+                Config remote = new Config();
+                remote.useSingleServer().setAddress(proxy.uri().toString());
+                RedissonClient remoteRedisson = Redisson.create(remote);
+                fixtures.add(remoteRedisson::shutdown);
+                results.addAll(new KafkaBench(kafka, remoteRedisson, plan).remoteThroughput());
             }
             if (plan.runs("share")) {
                 results.addAll(new ShareBench(kafka, redisson, plan).throughput());
@@ -125,6 +139,8 @@ public final class Benchmarks {
             row.put("messagesPerSecond", r.perSecond());
             row.put("redisRoundTripsPerMessage", r.roundTripsPerMessage());
             row.put("redisCommandsPerMessage", r.commandsPerMessage());
+            row.put("jvmCpuMicrosPerMessage", r.jvmCpuMicros());
+            row.put("redisCpuMicrosPerMessage", r.redisCpuMicros());
             if (r.database() != null) {
                 row.put("dbTransactionsPerMessage", r.database().transactionsPerMessage());
                 row.put("stock", r.database().stock());

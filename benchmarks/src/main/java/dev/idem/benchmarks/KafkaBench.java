@@ -64,14 +64,24 @@ final class KafkaBench {
         this.plan = plan;
     }
 
-    /** The warm-up round, then {@code plan.rounds()} rounds of raw, idem, naive; warm-up not returned. */
+    /**
+     * The warm-up round, then {@code plan.rounds()} rounds of raw, idem, idem-traced (Idem with the
+     * OpenTelemetry SDK, every span sampled, exported to nothing) and naive; warm-up not returned.
+     */
     List<Result> throughput() throws Exception {
+        return throughput("kafka", List.of("raw", "idem", "idem-traced", "naive"));
+    }
+
+    /** Raw, idem and naive with this bench's Redis client behind a {@link DelayProxy}: broker {@code kafka-remote}. */
+    List<Result> remoteThroughput() throws Exception {
+        return throughput("kafka-remote", List.of("raw", "idem", "naive"));
+    }
+
+    private List<Result> throughput(String label, List<String> variants) throws Exception {
         String topic = "bench-" + UUID.randomUUID().toString().substring(0, 8);
         kafka.createTopic(topic, PARTITIONS);
         produce(topic, plan.kafkaMessages());
-        // idem-traced: Idem with the OpenTelemetry SDK, every span sampled, exported to nothing.
-        List<String> variants = List.of("raw", "idem", "idem-traced", "naive");
-        return Rounds.run("kafka", plan, probe, variants, (variant, group, limit) -> run(topic, variant, group, limit));
+        return Rounds.run(label, plan, probe, variants, (variant, group, limit) -> run(topic, variant, group, limit));
     }
 
     private Meter.Measured run(String topic, String variant, String group, Duration limit) throws Exception {

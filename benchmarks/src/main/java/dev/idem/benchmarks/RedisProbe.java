@@ -8,13 +8,20 @@ import org.redisson.api.RedissonClient;
 import org.redisson.api.redisnode.RedisNode;
 import org.redisson.api.redisnode.RedisNodes;
 
-/** Reads Redis's own counters: commands executed, per command, from INFO commandstats. */
+/** Reads Redis's own counters (commands executed, per command, from INFO commandstats) and the CPU time used. */
 final class RedisProbe {
 
     private final RedissonClient redisson;
+    private final CpuProbe cpu;
 
     RedisProbe(RedissonClient redisson) {
         this.redisson = redisson;
+        this.cpu = new CpuProbe(redisson);
+    }
+
+    /** CPU time used so far by this JVM and by redis-server. */
+    CpuProbe.Sample cpu() {
+        return cpu.sample();
     }
 
     /** Calls per command name, e.g. {evalsha=40, set=1000}; the probe's own INFO excluded. */

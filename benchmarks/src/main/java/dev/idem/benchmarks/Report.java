@@ -15,15 +15,19 @@ import java.util.function.ToDoubleFunction;
 final class Report {
 
     // The performance issue's targets.
-    private static final double KAFKA_VS_RAW = 0.5;
+    // The performance issue's targets (issue 25).
+    private static final double KAFKA_VS_RAW = 0.3;
+    private static final double SHARE_VS_RAW = 0.35;
     private static final double KAFKA_VS_NAIVE = 10;
-    private static final double ROCKETMQ_VS_RAW = 0.8;
+    private static final double ROCKETMQ_VS_RAW = 0.6;
     private static final double ADDED_P99_MILLIS = 2;
     private static final double COMMANDS = 1.1;
     private static final double ROUND_TRIPS = 0.01;
     private static final double BYTES_PER_KEY = 120;
-    private static final double PG_VS_UNIQUE_INDEX = 0.9;
-    private static final double PG_VS_UNIQUE_INDEX_THREE_COPIES = 2;
+    private static final double PG_VS_UNIQUE_INDEX = 0.95;
+    private static final double PG_VS_UNIQUE_INDEX_THREE_COPIES = 2.5;
+    private static final double ADDED_CPU_MICROS = 3;
+    private static final double REMOTE_VS_LOOPBACK = 0.8;
     // The PostgreSQL table's variants, by the names the rounds give them.
     private static final Map<String, String> PG_VARIANTS = Map.of("raw", "(a) unique index", "idem",
             "(b) Idem + ledger", "naive", "(c) naive Redis");
@@ -97,12 +101,31 @@ final class Report {
                 memory.bytesPerKey(), memory.sampled(), memory.keyLength(), scale.keys(), scale.usedBytesPerKey()));
         out.append("| target | measured | met |\n|---|---:|---|\n");
         if (plan.runs("kafka")) {
-            target(out, "Kafka: Idem ≥ 0.5× raw (median of rounds)", ratio("kafka", "idem", "raw").median(), KAFKA_VS_RAW,
+            target(out, "Kafka: Idem ≥ 0.3× raw (median of rounds)", ratio("kafka", "idem", "raw").median(), KAFKA_VS_RAW,
                     true);
             target(out, "Kafka: Idem ≥ 10× naive", ratio("kafka", "idem", "naive").median(), KAFKA_VS_NAIVE, true);
+            target(out, "Kafka: added CPU per message, consumer + Redis, ≤ 3 µs (Idem − raw)", addedCpu("kafka"),
+                    ADDED_CPU_MICROS, false);
+        }
+        if (plan.runs("kafka") && plan.runs("remote")) {
+            target(out, "Kafka with Redis 0.5 ms away: Idem ≥ 0.8× Idem on loopback (medians)",
+                    spread("kafka-remote", "idem", Result::perSecond).median()
+                            / spread("kafka", "idem", Result::perSecond).median(), REMOTE_VS_LOOPBACK, true);
+        }
+        if (plan.runs("share")) {
+            target(out, "Kafka share group: Idem ≥ 0.35× raw", ratio("kafka-share", "idem", "raw").median(),
+                    SHARE_VS_RAW, true);
         }
         if (plan.runs("rocketmq")) {
-            target(out, "RocketMQ: Idem ≥ 0.8× raw", ratio("rocketmq", "idem", "raw").median(), ROCKETMQ_VS_RAW, true);
+            target(out, "RocketMQ: Idem ≥ 0.6× raw", ratio("rocketmq", "idem", "raw").median(), ROCKETMQ_VS_RAW, true);
+        }
+        if (plan.runs("kafka")) {
+            // Not measured yet: the row stays so the table shows every target.
+            out.append("| Kafka: Idem ≥ 10× Camel's idempotent consumer (Redis repository) | not measured | **no** |\n");
+        }
+        if (plan.runs("pg")) {
+            out.append("| PostgreSQL: Idem + ledger ≥ 1.0× Camel's idempotent consumer (JDBC repository) | not measured "
+                    + "| **no** |\n");
         }
         for (String broker : brokers()) {
             target(out, broker + ": added p99 at " + plan.steadyRate() + " msg/s ≤ 2 ms (ms)",
@@ -116,9 +139,9 @@ final class Report {
         target(out, String.format(Locale.ROOT, "≤ 120 bytes of Redis used_memory per done key at %,d keys",
                 scale.keys()), scale.usedBytesPerKey(), BYTES_PER_KEY, false);
         if (plan.runs("pg")) {
-            target(out, "PostgreSQL, no duplicates: Idem + ledger ≥ 0.9× the unique-index consumer",
+            target(out, "PostgreSQL, no duplicates: Idem + ledger ≥ 0.95× the unique-index consumer",
                     ratio("pg", "idem", "raw").median(), PG_VS_UNIQUE_INDEX, true);
-            target(out, "PostgreSQL, every message three times: Idem + ledger ≥ 2× the unique-index consumer",
+            target(out, "PostgreSQL, every message three times: Idem + ledger ≥ 2.5× the unique-index consumer",
                     ratio("pg-x3", "idem", "raw").median(), PG_VS_UNIQUE_INDEX_THREE_COPIES, true);
         }
         return out.toString();
@@ -134,8 +157,14 @@ final class Report {
                         + "(%,d records), raw and naive accepting implicitly, Idem's share consumer accepting each "
                         + "record by its outcome.%n%n", plan.kafkaMessages(), plan.rocketMqMessages(),
                 plan.limit().toSeconds(), plan.rounds(), plan.shareMessages()));
+        out.append(String.format(Locale.ROOT, "kafka-remote: the same Kafka rounds with Redis behind a TCP proxy that "
+                + "delays every chunk %.2f ms each way (a round trip of %.1f ms, as across a network). CPU: user + system "
+                + "time from /proc of this JVM (the consumer and the in-process brokers) and of redis-server, per message "
+                + "consumed; Idem's own cost is its difference to raw.%n%n", Benchmarks.REMOTE_ONE_WAY.toNanos() / 1e6,
+                2 * Benchmarks.REMOTE_ONE_WAY.toNanos() / 1e6));
         out.append("| broker | variant | msg/s median | min | max | × raw median (min–max) "
-                + "| Redis round trips/msg | Redis commands/msg |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+                + "| Redis round trips/msg | Redis commands/msg | JVM CPU µs/msg | Redis CPU µs/msg |\n"
+                + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (String broker : throughputBrokers()) {
             for (String variant : List.of("raw", "idem", "idem-traced", "naive")) {
                 if (of(broker, variant).isEmpty()) {
@@ -143,10 +172,13 @@ final class Report {
                 }
                 Spread rate = spread(broker, variant, Result::perSecond);
                 Spread ratio = ratio(broker, variant, "raw");
-                out.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.0f | %.0f | %.2f (%.2f–%.2f) | %.4f | %.3f |%n",
+                out.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.0f | %.0f | %.2f (%.2f–%.2f) | %.4f | %.3f "
+                                + "| %.2f | %.2f |%n",
                         broker, variant, rate.median(), rate.min(), rate.max(), ratio.median(), ratio.min(),
                         ratio.max(), spread(broker, variant, Result::roundTripsPerMessage).median(),
-                        spread(broker, variant, Result::commandsPerMessage).median()));
+                        spread(broker, variant, Result::commandsPerMessage).median(),
+                        spread(broker, variant, Result::jvmCpuMicros).median(),
+                        spread(broker, variant, Result::redisCpuMicros).median()));
             }
         }
         if (!of("kafka", "idem-traced").isEmpty()) {
@@ -217,6 +249,12 @@ final class Report {
                 .allMatch(r -> r.database().stockRight());
     }
 
+    /** Idem's CPU per message over raw's, JVM and Redis together (medians of the rounds). */
+    private double addedCpu(String broker) {
+        ToDoubleFunction<Result> both = r -> r.jvmCpuMicros() + (Double.isNaN(r.redisCpuMicros()) ? 0 : r.redisCpuMicros());
+        return spread(broker, "idem", both).median() - spread(broker, "raw", both).median();
+    }
+
     private List<String> brokers() {
         return List.of("kafka", "rocketmq").stream().filter(plan::runs).toList();
     }
@@ -226,6 +264,9 @@ final class Report {
         List<String> brokers = new ArrayList<>(brokers());
         if (plan.runs("share")) {
             brokers.add(Math.min(1, brokers.size()), "kafka-share");
+        }
+        if (plan.runs("remote")) {
+            brokers.add(plan.runs("kafka") ? 1 : 0, "kafka-remote");
         }
         return brokers;
     }

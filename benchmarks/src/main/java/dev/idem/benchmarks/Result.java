@@ -12,9 +12,11 @@ package dev.idem.benchmarks;
  * @param roundTripsPerMessage  requests the variant sent to Redis, per message
  * @param commandsPerMessage    commands Redis executed (scripts' inner commands included), per message
  * @param database              what the PostgreSQL table adds; null for the broker benchmarks
+ * @param jvmCpuMicros          CPU time of this JVM (consumer, and the in-process brokers) per message, µs
+ * @param redisCpuMicros        CPU time of redis-server per message, µs; NaN when Redis is not on this machine
  */
 record Result(String broker, String variant, int round, long messages, double seconds, double roundTripsPerMessage,
-              double commandsPerMessage, Database database) {
+              double commandsPerMessage, Database database, double jvmCpuMicros, double redisCpuMicros) {
 
     /**
      * The PostgreSQL figures of one run.

@@ -44,13 +44,16 @@ final class Rounds {
             for (String variant : names) {
                 String group = "bench-" + variant + "-" + UUID.randomUUID().toString().substring(0, 8);
                 Map<String, Long> before = probe.commandCalls();
+                CpuProbe.Sample cpuBefore = probe.cpu();
                 Meter.Measured measured = variants.run(variant, group, limit);
+                CpuProbe.Sample cpu = CpuProbe.perMessage(cpuBefore, probe.cpu(), measured.messages());
                 Map<String, Long> after = probe.commandCalls();
                 probe.forget("bench:" + group + ":*");
                 probe.forget(group + ":*");
                 Result result = new Result(broker, variant, round, measured.messages(), measured.seconds(),
                         RedisProbe.of(before, after, REQUESTS.get(variant)) / (double) measured.messages(),
-                        RedisProbe.total(before, after) / (double) measured.messages(), measured.database());
+                        RedisProbe.total(before, after) / (double) measured.messages(), measured.database(),
+                        cpu.jvm(), cpu.redis());
                 LOG.info("{} round {} {}: {} messages in {} s = {} messages/s{}", broker, round, variant,
                         result.messages(), String.format("%.2f", result.seconds()),
                         String.format("%.0f", result.perSecond()), round == 0 ? " (warm-up, not reported)" : "");

@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
 final class IdemResources {
 
     private static final Logger LOG = LoggerFactory.getLogger(IdemResources.class);
-    static final Set<String> REDIS_KEYS = Set.of("address", "key-prefix");
+    static final Set<String> REDIS_KEYS = Set.of("address", "key-prefix", "done-window", "attempts-window");
     static final Set<String> TRACING_KEYS = Set.of("enabled", "keys");
 
     private final BeanContext context;
@@ -166,11 +166,19 @@ final class IdemResources {
         }
         RedisClaimStore.Builder builder = RedisClaimStore.builder(redisson);
         environment.getProperty("idem.redis.key-prefix", String.class).ifPresent(builder::keyPrefix);
+        environment.getProperty("idem.redis.done-window", java.time.Duration.class).ifPresent(builder::doneWindow);
+        environment.getProperty("idem.redis.attempts-window", java.time.Duration.class).ifPresent(builder::attemptsWindow);
+        RedisClaimStore store;
         try {
-            return builder.build();
+            store = builder.build();
         } catch (IllegalArgumentException e) {
-            throw new ConfigurationException("idem.redis.key-prefix: " + e.getMessage(), e);
+            throw new ConfigurationException("idem.redis.key-prefix, done-window, attempts-window: " + e.getMessage(), e);
         }
+        if (store.doneWindow().compareTo(store.attemptsWindow()) < 0) {
+            throw new ConfigurationException("idem.redis.done-window (" + store.doneWindow() + ") must be >= "
+                    + "idem.redis.attempts-window (" + store.attemptsWindow() + "): set both, e.g. 1h");
+        }
+        return store;
     }
 
     /** The effect ledger on the application's {@code DataSource}, or null when disabled or there is none. */

@@ -56,6 +56,20 @@ class MicronautStartupFailuresIT {
     }
 
     @Test
+    void aDoneWindowShorterThanTheAttemptsWindow(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.redis.done-window", "1h");
+        assertThat(failure(p)).contains("idem.redis.done-window (PT1H) must be >= idem.redis.attempts-window (PT24H)");
+    }
+
+    @Test
+    void aTracingKeysSettingThatIsNoneOfTheThree(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.tracing.keys", "hashd");
+        assertThat(failure(p)).contains("idem.tracing.keys must be off, hashed or plain but was 'hashd'");
+    }
+
+    @Test
     void missingRedis(RedisEndpoint redis) {
         Map<String, Object> p = valid(redis);
         p.remove("idem.redis.address");

@@ -52,9 +52,21 @@ public class IdemAutoConfiguration {
     @ConditionalOnMissingBean
     RedisClaimStore idemClaimStore(RedissonClient redisson, IdemProperties properties) {
         try {
-            return RedisClaimStore.builder(redisson).keyPrefix(properties.getRedis().getKeyPrefix()).build();
+            RedisClaimStore.Builder builder = RedisClaimStore.builder(redisson).keyPrefix(properties.getRedis().getKeyPrefix());
+            if (properties.getRedis().getDoneWindow() != null) {
+                builder.doneWindow(properties.getRedis().getDoneWindow());
+            }
+            if (properties.getRedis().getAttemptsWindow() != null) {
+                builder.attemptsWindow(properties.getRedis().getAttemptsWindow());
+            }
+            RedisClaimStore store = builder.build();
+            if (store.doneWindow().compareTo(store.attemptsWindow()) < 0) {
+                throw new IllegalStateException("idem.redis.done-window (" + store.doneWindow() + ") must be >= "
+                        + "idem.redis.attempts-window (" + store.attemptsWindow() + "): set both, e.g. 1h");
+            }
+            return store;
         } catch (IllegalArgumentException e) {
-            throw new IllegalStateException("idem.redis.key-prefix: " + e.getMessage(), e);
+            throw new IllegalStateException("idem.redis.key-prefix, done-window, attempts-window: " + e.getMessage(), e);
         }
     }
 

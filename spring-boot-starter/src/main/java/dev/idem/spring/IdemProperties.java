@@ -70,6 +70,29 @@ public class IdemProperties {
         private @Nullable String url;
         /** Prefix of Idem's Redis keys. */
         private String keyPrefix = "idem:";
+        /**
+         * How long Redis remembers a finished key (the fast path's dedup window). Default 7 days, for
+         * Redis-only listeners; with the ledger, hours are enough (docs/guide/capacity.md).
+         */
+        private @Nullable Duration doneWindow;
+        /** How long attempt and failure counts are kept; at most the done window. Default 1 day. */
+        private @Nullable Duration attemptsWindow;
+
+        public @Nullable Duration getAttemptsWindow() {
+            return attemptsWindow;
+        }
+
+        public void setAttemptsWindow(@Nullable Duration attemptsWindow) {
+            this.attemptsWindow = attemptsWindow;
+        }
+
+        public @Nullable Duration getDoneWindow() {
+            return doneWindow;
+        }
+
+        public void setDoneWindow(@Nullable Duration doneWindow) {
+            this.doneWindow = doneWindow;
+        }
 
         public @Nullable String getUrl() {
             return url;

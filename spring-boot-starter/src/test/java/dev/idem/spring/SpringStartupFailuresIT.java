@@ -69,6 +69,13 @@ class SpringStartupFailuresIT {
     }
 
     @Test
+    void aDoneWindowShorterThanTheAttemptsWindowIsNamed(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = valid(redis, db);
+        p.put("idem.redis.done-window", "1h");
+        assertThat(failure(p)).contains("idem.redis.done-window (PT1H) must be >= idem.redis.attempts-window (PT24H)");
+    }
+
+    @Test
     void aLedgerTableThatDoesNotExistIsNamed(RedisEndpoint redis, PostgresDatabase db) {
         assertThat(failure(valid(redis, db))).contains("idem.ledger", "spring_never_created");
     }

@@ -10,17 +10,17 @@ import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.kafka.IdemKafkaConsumer;
 import dev.idem.redis.RedisClaimStore;
 import io.opentelemetry.api.OpenTelemetry;
+import java.util.Map;
 // end::tracing[]
 import example.inventory.Order;
-import java.util.Map;
 
 /** docs/guide/tracing.md: a consumer whose runs are traced. */
 final class TracedConsumer {
 
+    // tag::tracing[]
+    // openTelemetry: your SDK, or GlobalOpenTelemetry.get() under the OpenTelemetry Java agent
     IdemKafkaConsumer<Order> build(JdbcEffectLedger ledger, RedisClaimStore claims, Map<String, Object> kafka,
                                    OpenTelemetry openTelemetry) {
-        // tag::tracing[]
-        // openTelemetry: your SDK, or GlobalOpenTelemetry.get() under the OpenTelemetry Java agent
         return IdemKafkaConsumer.builder(kafka, ledger
                 .<Order>processor((delivery, tx) -> deductStock(tx, delivery.payload()))
                 .codec(PayloadCodec.json(Order.class))
@@ -30,6 +30,6 @@ final class TracedConsumer {
                 .traceKeys(TraceKeys.HASHED))      // spans carry a hash of the key, never the key (default: none)
             .topics("orders")
             .build();
-        // end::tracing[]
     }
+    // end::tracing[]
 }
