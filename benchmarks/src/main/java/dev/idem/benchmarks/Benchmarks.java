@@ -55,7 +55,7 @@ public final class Benchmarks {
             KafkaBroker kafka = plan.runs("kafka") || plan.runs("share") || plan.runs("pg") || plan.runs("remote")
                     ? (KafkaBroker) started(fixtures, KafkaBroker.class) : null;
             if (plan.runs("kafka")) {
-                KafkaBench kafkaBench = new KafkaBench(kafka, redisson, plan);
+                KafkaBench kafkaBench = new KafkaBench(kafka, redisson, plan, redis.uri());
                 results.addAll(kafkaBench.throughput());
                 latencies.addAll(kafkaBench.latency());
             }
@@ -67,7 +67,7 @@ public final class Benchmarks {
                 remote.useSingleServer().setAddress(proxy.uri().toString());
                 RedissonClient remoteRedisson = Redisson.create(remote);
                 fixtures.add(remoteRedisson::shutdown);
-                results.addAll(new KafkaBench(kafka, remoteRedisson, plan).remoteThroughput());
+                results.addAll(new KafkaBench(kafka, remoteRedisson, plan, null).remoteThroughput());
             }
             if (plan.runs("share")) {
                 results.addAll(new ShareBench(kafka, redisson, plan).throughput());

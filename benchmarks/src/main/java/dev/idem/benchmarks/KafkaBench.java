@@ -12,6 +12,7 @@ import dev.idem.testkit.KafkaBroker;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -56,20 +57,24 @@ final class KafkaBench {
     private final RedissonClient redisson;
     private final RedisProbe probe;
     private final Plan plan;
+    // Where the Camel peer connects; null where it does not run (the remote rounds).
+    private final URI redis;
 
-    KafkaBench(KafkaBroker kafka, RedissonClient redisson, Plan plan) {
+    KafkaBench(KafkaBroker kafka, RedissonClient redisson, Plan plan, URI redis) {
         this.kafka = kafka;
         this.redisson = redisson;
+        this.redis = redis;
         this.probe = new RedisProbe(redisson);
         this.plan = plan;
     }
 
     /**
      * The warm-up round, then {@code plan.rounds()} rounds of raw, idem, idem-traced (Idem with the
-     * OpenTelemetry SDK, every span sampled, exported to nothing) and naive; warm-up not returned.
+     * OpenTelemetry SDK, every span sampled, exported to nothing), camel (Camel's idempotent consumer
+     * with its Redis repository, {@link CamelPeer}) and naive; warm-up not returned.
      */
     List<Result> throughput() throws Exception {
-        return throughput("kafka", List.of("raw", "idem", "idem-traced", "naive"));
+        return throughput("kafka", List.of("raw", "idem", "idem-traced", "camel", "naive"));
     }
 
     /** Raw, idem and naive with this bench's Redis client behind a {@link DelayProxy}: broker {@code kafka-remote}. */
@@ -102,6 +107,9 @@ final class KafkaBench {
             }
             case "idem" -> {
                 return withIdem(topic, group, meter, limit, delivery -> { });
+            }
+            case "camel" -> {
+                return CamelPeer.consume(kafka.bootstrapServers(), topic, group, redis, meter, plan.kafkaMessages(), limit);
             }
             case "idem-traced" -> {
                 try (OpenTelemetrySdk otel = Tracers.exportingNowhere()) {

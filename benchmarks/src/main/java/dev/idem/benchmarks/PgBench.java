@@ -46,9 +46,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The realistic table: a Kafka consumer whose handler deducts stock in PostgreSQL in one transaction,
- * three ways. {@code raw} is the seed approach (a dedup table whose primary key refuses a copy in
+ * four ways. {@code raw} is the seed approach (a dedup table whose primary key refuses a copy in
  * the same transaction), {@code idem} an {@link IdemKafkaConsumer} with the {@link JdbcEffectLedger}
- * as users build it, {@code naive} the SET NX PX / SET wrapper around the same update. Run on a topic
+ * as users build it, {@code camel} Camel's idempotent consumer with its JDBC repository in the same
+ * database ({@link CamelPeer}), {@code naive} the SET NX PX / SET wrapper around the same update. Run on a topic
  * with every order once and on one with every order three times; in a measured round every variant
  * runs until it has every message, then the stock is checked and the database's transactions counted.
  */
@@ -86,7 +87,7 @@ final class PgBench {
                 kafka.createTopic(topic, Orders.PARTITIONS);
                 orders.produce(topic, copies);
                 int messages = plan.pgOrders() * copies;
-                results.addAll(Rounds.run(copies == 1 ? "pg" : "pg-x3", plan, probe,
+                results.addAll(Rounds.run(copies == 1 ? "pg" : "pg-x3", plan, probe, List.of("raw", "idem", "camel", "naive"),
                         (variant, group, limit) -> run(stock, topic, messages, deducted, variant, group, limit)));
             }
         }
@@ -111,6 +112,12 @@ final class PgBench {
                 case "raw" -> withPollLoop(topic, group, consumed, order -> stock.deductOnce(pool, order));
                 case "naive" -> withPollLoop(topic, group, consumed, order -> naive(stock, pool, group, order));
                 case "idem" -> withIdem(topic, group, consumed, stock, pool);
+                case "camel" -> CamelPeer.consumeOrders(kafka.bootstrapServers(), topic, group, pool, WORKERS, consumed.meter(),
+                        order -> {
+                            try (Connection connection = pool.getConnection()) {
+                                stock.deduct(connection, order);
+                            }
+                        }, () -> consumed.await(() -> null));
                 default -> throw new IllegalArgumentException(variant);
             };
         }

@@ -138,12 +138,17 @@ public abstract class DeadLetterPublisherContract {
         return text.getBytes(StandardCharsets.UTF_8);
     }
 
+    private static final String TRACE_PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
     @Test
     void aDeadLetterCarriesEveryIdemHeaderOfTheContractWithItsValue() throws Exception {
         // Given a consumed message whose handler failed five times
         Envelope original = sendAndConsume(source, new Original("order-42", utf8("{\"id\":\"order-42\"}"), Map.of()));
         Exception failure = new IllegalStateException("no such warehouse: Düsseldorf", new IOException("disk"));
-        DeadLetter letter = letter(original, 5, "attempts exhausted", failure);
+        DeadLetter untraced = letter(original, 5, "attempts exhausted", failure);
+        DeadLetter letter = new DeadLetter(untraced.key(), untraced.fence(), untraced.envelope(), untraced.attempts(),
+                untraced.reason(), untraced.exceptionClass(), untraced.exceptionMessage(), untraced.stackTrace(),
+                untraced.firstFailureAt(), untraced.lastFailureAt(), TRACE_PARENT);
 
         // When it is published
         publisher().publish(letter);
@@ -163,7 +168,10 @@ public abstract class DeadLetterPublisherContract {
                 Map.entry("idem-exception-message", "no such warehouse: Düsseldorf"),
                 Map.entry("idem-exception-stacktrace", Failures.stackTrace(failure)),
                 Map.entry("idem-first-failure-at", "2026-03-01T10:15:30.123Z"),
-                Map.entry("idem-last-failure-at", "2026-03-01T10:16:02.456Z")));
+                Map.entry("idem-last-failure-at", "2026-03-01T10:16:02.456Z"),
+                // Idem's own frames are not the application's: no idem-failure-site for this failure.
+                Map.entry("idem-failure-group", letter.failureGroup().fingerprint()),
+                Map.entry("idem-traceparent", TRACE_PARENT)));
         assertThat(letter.stackTrace()).as("a multi-line stack trace as long as Idem keeps").hasSizeGreaterThan(3_000)
                 .contains("\n\tat ");
     }
