@@ -10,11 +10,12 @@ import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -36,7 +37,7 @@ final class ClaimStep<T> {
     private final ClaimStore claims;
     private final Duration lease;
     private final LeaseRenewer renewer;
-    private final Completions<T> completions;
+    private final HeldHere heldHere;
     private final Meters meters;
     private final Ticker ticker;
     private final String instance = UUID.randomUUID().toString().substring(0, 13);
@@ -44,12 +45,12 @@ final class ClaimStep<T> {
     private final AtomicBoolean storeDown = new AtomicBoolean();
 
     ClaimStep(Preparation<T> preparation, ClaimStore claims, Duration lease, LeaseRenewer renewer,
-              Completions<T> completions, Meters meters, Ticker ticker) {
+              HeldHere heldHere, Meters meters, Ticker ticker) {
         this.preparation = preparation;
         this.claims = claims;
         this.lease = lease;
         this.renewer = renewer;
-        this.completions = completions;
+        this.heldHere = heldHere;
         this.meters = meters;
         this.ticker = ticker;
     }
@@ -63,20 +64,58 @@ final class ClaimStep<T> {
             requests.putIfAbsent(item.key(), new ClaimRequest(item.key(), envelope.brokerAttempt(), envelope.timestamp()));
         }
         String owner = instance + "-" + owners.incrementAndGet();
-        Map<IdempotencyKey, Claim> answers = new HashMap<>(requests.size() * 2);
-        ClaimStoreException failure = null;
-        long claimedAt = ticker.nanos();
+        Opening opening = heldHere.opening(requests.keySet());
         try {
-            for (Claim claim : claimAll(List.copyOf(requests.values()), owner)) {
-                answers.put(claim.key(), claim);
+            // Concurrent: a key asked again when its message runs is answered into it.
+            Map<IdempotencyKey, Claim> answers = new ConcurrentHashMap<>(requests.size() * 2);
+            Set<IdempotencyKey> askAgain = Set.of();
+            ClaimStoreException failure = null;
+            long claimedAt = ticker.nanos();
+            long seen = heldHere.settlements();
+            try {
+                for (Claim claim : claimAll(List.copyOf(requests.values()), owner)) {
+                    answers.put(claim.key(), claim);
+                }
+                askAgain = heldHere.claimAgainAfterOwnCompletions(opening, seen, requests, answers,
+                        again -> claimAll(again, owner));
+            } catch (ClaimStoreException e) {
+                failure = e;
             }
-            completions.claimAgainAfterOwnCompletions(requests, answers, again -> claimAll(again, owner));
-        } catch (ClaimStoreException e) {
-            failure = e;
+            List<IdempotencyKey> held = answers.values().stream()
+                    .filter(c -> c instanceof Claim.Claimed || c instanceof Claim.Compensate).map(Claim::key).toList();
+            Round<T> round = new Round<>(owner, items, answers, failure, renewer.hold(owner, held, claimedAt), span,
+                    opening, askAgain);
+            heldHere.opened(opening, round);
+            return round;
+        } catch (RuntimeException | Error e) {
+            heldHere.notOpened(opening);
+            throw e;
         }
-        List<IdempotencyKey> held = answers.values().stream()
-                .filter(c -> c instanceof Claim.Claimed || c instanceof Claim.Compensate).map(Claim::key).toList();
-        return new Round<>(owner, items, answers, failure, renewer.hold(owner, held, claimedAt), span);
+    }
+
+    /**
+     * Claims, when its message runs, a key that was busy at the batch's claim because another batch
+     * of this processor held it ({@link HeldHere#askAgain}). A store failure leaves it busy.
+     */
+    Claim askAgain(Round<T> round, Prepared<T> item) {
+        IdempotencyKey key = item.key();
+        long sentAt = ticker.nanos();
+        Claim claim;
+        try {
+            claim = heldHere.askAgain(round.opening,
+                    new ClaimRequest(key, item.envelope().brokerAttempt(), item.envelope().timestamp()),
+                    again -> claimAll(again, round.owner));
+        } catch (ClaimStoreException e) {
+            round.askAgain.remove(key);
+            return round.claims.get(key);
+        }
+        if (claim instanceof Claim.Claimed || claim instanceof Claim.Compensate) {
+            round.held.add(key);
+            round.held.confirmed(key, sentAt);
+        }
+        round.claims.put(key, claim);
+        round.askAgain.remove(key);
+        return claim;
     }
 
     /** Claims keys in one call; a store failure is logged once per outage and rethrown. */

@@ -70,6 +70,7 @@ final class Protocol<T> implements AutoCloseable {
     private final Setbacks<T> setbacks;
     private final DeadLetterStep<T> deadLetterStep;
     private final CheckStep<T> checkStep;
+    private final HeldHere heldHere;
     private final Completions<T> completions;
 
     Protocol(ProcessorConfig<T> c, Meters meters, Tracing tracing) {
@@ -96,9 +97,10 @@ final class Protocol<T> implements AutoCloseable {
                 setbacks, meters, tracing);
         this.checkStep = new CheckStep<>(dedupCheck, c.dedupCheck() != DedupCheck.none(), tracing, deadLetterStep,
                 setbacks);
-        this.completions = new Completions<>(c.claims(), renewer, meters, tracing, c.ticker());
+        this.heldHere = new HeldHere();
+        this.completions = new Completions<>(c.claims(), c.lease(), renewer, meters, tracing, c.ticker(), heldHere);
         this.claimStep = new ClaimStep<>(new Preparation<>(c.group(), c.codec(), KeyTextSource.of(c.keys())),
-                c.claims(), c.lease(), renewer, completions, meters, c.ticker());
+                c.claims(), c.lease(), renewer, heldHere, meters, c.ticker());
     }
 
     /** How long the key deferred longest in a row here has been coming back deferred; empty when none is. */
@@ -181,6 +183,10 @@ final class Protocol<T> implements AutoCloseable {
             round.running++;
         }
         Claim claim = round.claims.get(key);
+        if (claim instanceof Claim.Busy && round.askAgain.contains(key)) {
+            // Busy at the claim only because another batch here held it: it may have ended by now.
+            claim = claimStep.askAgain(round, item);
+        }
         Outcome outcome;
         MDC.put("idem.key", key.value());
         MDC.put("idem.topic", key.topic());
@@ -421,7 +427,7 @@ final class Protocol<T> implements AutoCloseable {
 
     @Override
     public void close() {
-        completions.awaitSent();
+        heldHere.awaitSent();
         renewer.close();
     }
 }

@@ -27,6 +27,10 @@ final class Round<T> {
     final LeaseRenewer.Held held;
     // The batch's claim span, which its messages' spans link to and its completion's span is under.
     final Tracing.Step claimSpan;
+    // Its place among this processor's batches, settled when it has closed.
+    final Opening opening;
+    // Keys busy at the claim because another batch here held them: asked again when they run.
+    final Set<IdempotencyKey> askAgain;
     // Sized for the batch: growing them showed in profiles of 500-record polls.
     final Map<IdempotencyKey, Object> settled;
     final Set<IdempotencyKey> started;
@@ -40,13 +44,17 @@ final class Round<T> {
     volatile boolean closed;
 
     Round(String owner, List<Prepared<T>> items, Map<IdempotencyKey, Claim> claims,
-          ClaimStoreException claimFailure, LeaseRenewer.Held held, Tracing.Step claimSpan) {
+          ClaimStoreException claimFailure, LeaseRenewer.Held held, Tracing.Step claimSpan, Opening opening,
+          Set<IdempotencyKey> askAgain) {
         this.owner = owner;
         this.items = items;
         this.claims = claims;
         this.claimFailure = claimFailure;
         this.held = held;
         this.claimSpan = claimSpan;
+        this.opening = opening;
+        this.askAgain = ConcurrentHashMap.newKeySet(Math.max(1, askAgain.size()));
+        this.askAgain.addAll(askAgain);
         this.settled = new ConcurrentHashMap<>(items.size());
         this.started = ConcurrentHashMap.newKeySet(items.size());
         this.toComplete = ConcurrentHashMap.newKeySet(items.size());

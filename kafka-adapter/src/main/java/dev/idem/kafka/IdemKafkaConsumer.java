@@ -44,6 +44,7 @@ public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     private final KafkaConsumer<byte[], byte[]> consumer;
+    private final ExecutorService claims;
     private final ExecutorService batches;
     private final ExecutorService workers;
     private final PollLoop<T> loop;
@@ -63,14 +64,15 @@ public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
             throw e;
         }
         int id = INSTANCES.incrementAndGet();
+        this.claims = Executors.newSingleThreadExecutor(ConsumerLifecycle.daemonThreads("idem-kafka-" + id + "-claim"));
         this.batches = Executors.newSingleThreadExecutor(ConsumerLifecycle.daemonThreads("idem-kafka-" + id + "-batch"));
         this.workers = options.concurrency() == 1 ? null : Executors.newFixedThreadPool(options.concurrency(),
                 ConsumerLifecycle.daemonThreads("idem-kafka-" + id + "-worker"));
         PollLoop.Settings loopSettings = new PollLoop.Settings(options.topics(),
                 String.valueOf(options.config().get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG)), closeTimeout,
                 joinTimeout, revokeWait(settings.maxPollInterval()), options.clock());
-        this.loop = new PollLoop<>(consumer, composed.processor(), batches, workers == null ? Runnable::run : workers,
-                loopSettings, life, life::release);
+        this.loop = new PollLoop<>(consumer, composed.processor(), claims, batches,
+                workers == null ? Runnable::run : workers, loopSettings, life, life::release);
         this.pollThreadName = "idem-kafka-" + id + "-poll";
     }
 
@@ -101,11 +103,6 @@ public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
         life.start(() -> loop, pollThreadName);
     }
 
-
-
-
-
-
     /**
      * Stops in order, each step bounded by the close timeout: stop taking records (partitions stop
      * after their current record), let those finish (unstarted claims are released), commit what
@@ -121,6 +118,7 @@ public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
 
     @Override
     protected void releaseResources() {
+        claims.shutdown();
         batches.shutdown();
         if (workers != null) {
             workers.shutdown();

@@ -23,6 +23,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -33,9 +34,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One poll's records on their way through one {@link Batch}: all keys claimed in one round trip,
- * each partition processed in offset order on the workers, stopping at the first record that must
- * be redelivered. While it runs, the poll thread reads its progress (offsets of finished records),
+ * One poll's records on their way through one {@link Batch}: all keys claimed in one round trip
+ * (ahead of the run, while the previous poll runs, or at its start), each partition processed in
+ * offset order on the workers, stopping at the first record that must be redelivered. While it runs, the poll thread reads its progress (offsets of finished records),
  * stops partitions it loses, and waits for partitions to go idle (decision 0010). Thread-safe.
  *
  * @param <T> payload type
@@ -58,6 +59,10 @@ final class PollJob<T> {
     private final Set<TopicPartition> stopped = ConcurrentHashMap.newKeySet();
     private final Map<TopicPartition, CountDownLatch> idle = new HashMap<>();
     private final CompletableFuture<PollResult> result = new CompletableFuture<>();
+    private final AtomicBoolean claimStarted = new AtomicBoolean();
+    private final CompletableFuture<Batch<T>> opened = new CompletableFuture<>();
+    // Where each partition's records start in the batch, set by the claim.
+    private final Map<TopicPartition, Integer> from = new ConcurrentHashMap<>();
 
     /**
      * @param workers  where partitions run, one task each
@@ -75,24 +80,49 @@ final class PollJob<T> {
         partitions.forEach(p -> idle.put(p, new CountDownLatch(1)));
     }
 
-    /** Claims the keys, processes every partition and closes the batch; on the calling thread. */
-    void run() {
-        List<Envelope> envelopes = new ArrayList<>(records.count());
-        Map<TopicPartition, Integer> from = new HashMap<>();
-        for (TopicPartition partition : partitions) {
-            from.put(partition, envelopes.size());
-            records.records(partition).forEach(r -> envelopes.add(KafkaEnvelopes.of(r)));
+    /**
+     * Claims the keys (on the calling thread), so that {@link #run()} finds them claimed; a poll loop
+     * calls it ahead of the run, while the previous poll's records run. Once only.
+     */
+    void claim() {
+        if (!claimStarted.compareAndSet(false, true)) {
+            return;
         }
+        try {
+            List<Envelope> envelopes = new ArrayList<>(records.count());
+            for (TopicPartition partition : partitions) {
+                from.put(partition, envelopes.size());
+                records.records(partition).forEach(r -> envelopes.add(KafkaEnvelopes.of(r)));
+            }
+            opened.complete(processor.open(envelopes));
+        } catch (RuntimeException | Error e) {
+            opened.completeExceptionally(e);
+        }
+    }
+
+    /** Claims the keys, then processes every partition and closes the batch, on the calling thread. */
+    void run() {
+        claim();
+        runClaimed();
+    }
+
+    /**
+     * Processes every partition and closes the batch, on the calling thread, once the claim made
+     * ahead on another thread ({@link #claim()}) answered; never claims itself, so a poll loop's
+     * claims stay on one thread, in the order of the polls.
+     */
+    void runClaimed() {
         Batch<T> batch;
         try {
-            batch = processor.open(envelopes);
-        } catch (RuntimeException | Error e) {
+            batch = opened.join();
+        } catch (CompletionException wrapped) {
+            Throwable e = wrapped.getCause();
             idle.values().forEach(CountDownLatch::countDown);
             if (KafkaFailures.isCrash(e)) {
                 result.completeExceptionally(e);
                 return;
             }
-            LOG.error("could not claim the keys of {} record(s); redelivering them in {}", envelopes.size(),
+            LOG.error("could not claim the keys of {} record(s); redelivering them in {}", records.count(),
                     OPEN_FAILED_RETRY, e);
             failures.accept(e);
             partitions.forEach(p -> redeliveries.put(p,
@@ -126,6 +156,47 @@ final class PollJob<T> {
         }
         batch.close();
         result.complete(new PollResult(commits, redeliveries, outcomes));
+    }
+
+    /**
+     * Gives the job up without running any of it: once its claim has answered, every key it claimed
+     * is released, on {@code closer} (the claim thread, never the caller's: a rebalance callback makes
+     * no round trip), and the job ends with nothing to commit or redeliver. For a poll claimed
+     * ahead that will not run (a rebalance, the close): its records are fetched again from where the
+     * loop seeks.
+     */
+    void discard(Executor closer) {
+        stop(partitions);
+        idle.values().forEach(CountDownLatch::countDown);
+        if (claimStarted.compareAndSet(false, true)) {
+            // Not claimed yet: nothing to release.
+            opened.complete(null);
+        }
+        Runnable close = () -> {
+            try {
+                Batch<T> batch = opened.isCompletedExceptionally() ? null : opened.getNow(null);
+                if (batch != null) {
+                    batch.close();
+                }
+            } catch (RuntimeException | Error e) {
+                LOG.warn("could not release the claims of a poll given up; their leases will expire", e);
+            } finally {
+                result.complete(new PollResult(Map.of(), Map.of(), List.of()));
+            }
+        };
+        // On the claim thread: a claim made meanwhile that meets these keys asks again when it runs.
+        opened.whenCompleteAsync((batch, error) -> close.run(), closer);
+    }
+
+    /**
+     * The offset of the first record of each partition of this poll not stopped yet: a partition
+     * stopped because an earlier record was sent back is sought there already.
+     */
+    Map<TopicPartition, Long> firstOffsets() {
+        Map<TopicPartition, Long> first = new HashMap<>();
+        partitions.stream().filter(p -> !stopped.contains(p))
+                .forEach(p -> first.put(p, records.records(p).get(0).offset()));
+        return first;
     }
 
     private void processPartition(Batch<T> batch, TopicPartition partition, int from) {
@@ -212,9 +283,15 @@ final class PollJob<T> {
         return result.isDone();
     }
 
-    /** Runs {@code action} once the job has ended (at once if it has). */
-    void whenDone(Runnable action) {
-        result.whenComplete((r, e) -> action.run());
+    /** Completes once every job given (nulls skipped) has ended. */
+    static CompletableFuture<Void> allDone(List<? extends PollJob<?>> jobs) {
+        List<CompletableFuture<?>> ended = new ArrayList<>();
+        for (PollJob<?> job : jobs) {
+            if (job != null) {
+                ended.add(job.result.handle((r, e) -> null));
+            }
+        }
+        return CompletableFuture.allOf(ended.toArray(CompletableFuture[]::new));
     }
 
     /**

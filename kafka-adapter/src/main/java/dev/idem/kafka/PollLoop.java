@@ -4,14 +4,13 @@ import dev.idem.core.IdempotentProcessor;
 import dev.idem.kafka.internal.ConsumerLifecycle;
 import dev.idem.kafka.internal.LoopEvents;
 import dev.idem.kafka.internal.KafkaClients;
-import dev.idem.kafka.internal.KafkaFailures;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -26,11 +25,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The poll thread of an {@link IdemKafkaConsumer} (decision 0010). Records run on other threads
- * while this one pauses the assigned partitions and keeps polling, so the consumer stays in its
- * group however long a batch takes; it commits offsets as records finish, hands revoked partitions
- * over after their current record, and shuts down in order. Confined to its own thread, except
- * {@link #stop()}.
+ * The poll thread of an {@link IdemKafkaConsumer} (decisions 0010, 0047). Records run on other
+ * threads while this one keeps polling, so the consumer stays in its group however long a batch
+ * takes; the next poll's keys are claimed while the current one runs (one poll ahead, then the
+ * partitions are paused until it runs), so the claim's round trip is not waited for. It commits
+ * offsets as records finish, hands revoked partitions over after their current record, and shuts
+ * down in order. Confined to its own thread, except {@link #stop()}.
  *
  * @param <T> payload type
  */
@@ -40,6 +40,9 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
     // Poll at least this often: paused partitions resume close to their deadline, and a finished
     // batch is picked up quickly while the poll thread waits for it.
     private static final Duration MAX_POLL_WAIT = Duration.ofMillis(100);
+    // While a poll runs and none is claimed ahead: new records end the wait at once; without any,
+    // the running poll's end is noticed this late at most.
+    private static final Duration AHEAD_POLL_WAIT = Duration.ofMillis(5);
     // Commit finished records of a running batch this often: a rebalance or crash then redelivers
     // about a second of work, and a fast batch (the usual case) commits once, when it ends.
     private static final Duration PROGRESS_COMMIT_INTERVAL = Duration.ofSeconds(1);
@@ -51,44 +54,45 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
 
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final IdempotentProcessor<T> processor;
+    private final Executor claims;
     private final Executor batches;
     private final Executor workers;
     private final Settings settings;
     private final LoopEvents events;
     private final Runnable release;
+    private final OffsetCommits commits;
     private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
-    // Partitions revoked or lost while the job ran: their results are no longer ours to commit.
-    private final Set<TopicPartition> revokedDuringJob = new HashSet<>();
-    private final Map<TopicPartition, OffsetAndMetadata> committedInJob = new HashMap<>();
     private volatile boolean stopping;
     private boolean closingConsumer;
     // A JVM error stopped the loop: it commits nothing more, as a crashed process would not.
     private boolean crashed;
+    // The poll running now, and the next one, claimed ahead while it runs (its partitions paused).
     private PollJob<T> job;
-    // The latest offsets handed to commitAsync, per partition: committed again, synchronously, when a
-    // partition is revoked and at the close, so a lost asynchronous commit does not outlive either.
-    private final Map<TopicPartition, OffsetAndMetadata> committedAsync = new HashMap<>();
-    // A commitAsync the consumer cannot go on after (e.g. not authorized): thrown on the poll thread.
-    private RuntimeException asyncCommitFailure;
+    private PollJob<T> ahead;
+    // Polls claimed ahead and given up, until their claims are released: the close waits for them.
+    private final List<PollJob<T>> discarded = new ArrayList<>();
     private Instant lastProgressCommit;
     private Instant started;
     private boolean joined;
     private boolean joinReported;
 
     /**
-     * @param batches where each poll's batch is claimed and driven (one thread)
+     * @param claims  where the next poll's keys are claimed while one runs (one thread)
+     * @param batches where each poll's batch is driven (one thread)
      * @param workers where partitions run
      * @param release closes the processor and publishers; run once, when no batch is running any more
      */
-    PollLoop(KafkaConsumer<byte[], byte[]> consumer, IdempotentProcessor<T> processor, Executor batches,
-             Executor workers, Settings settings, LoopEvents events, Runnable release) {
+    PollLoop(KafkaConsumer<byte[], byte[]> consumer, IdempotentProcessor<T> processor, Executor claims,
+             Executor batches, Executor workers, Settings settings, LoopEvents events, Runnable release) {
         this.consumer = consumer;
         this.processor = processor;
+        this.claims = claims;
         this.batches = batches;
         this.workers = workers;
         this.settings = settings;
         this.events = events;
         this.release = release;
+        this.commits = new OffsetCommits(consumer, events);
     }
 
     /** Stop taking work: partitions stop after their current record. Any thread. */
@@ -103,16 +107,17 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
             started = settings.clock().instant();
             consumer.subscribe(settings.topics(), new Rebalance());
             while (!stopping) {
-                if (asyncCommitFailure != null) {
-                    throw asyncCommitFailure;
-                }
-                if (job == null) {
+                commits.throwIfFailed();
+                if (job == null && ahead != null) {
+                    startAhead();
+                } else if (ahead == null) {
                     resumeDue();
                     checkJoined();
-                    ConsumerRecords<byte[], byte[]> polled = consumer.poll(MAX_POLL_WAIT);
+                    ConsumerRecords<byte[], byte[]> polled = consumer.poll(job == null ? MAX_POLL_WAIT : AHEAD_POLL_WAIT);
                     if (!polled.isEmpty()) {
-                        startJob(polled);
+                        claimAhead(polled);
                     }
+                    afterPoll();
                 } else if (job.await(MAX_POLL_WAIT)) {
                     finishJob();
                 } else {
@@ -141,31 +146,43 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
             } catch (RuntimeException e) {
                 LOG.warn("closing the Kafka consumer for {} failed", settings.topics(), e);
             }
-            PollJob<T> last = job;
-            if (last == null) {
-                release.run();
-            } else {
-                last.whenDone(release);
-            }
+            releaseWhenDone();
             events.ended();
         }
     }
 
-    private void startJob(ConsumerRecords<byte[], byte[]> polled) {
-        // Nothing more is fetched while the batch runs; poll() now only keeps the membership.
+    /** Claims a poll's keys ahead, on the claim thread; nothing more is fetched until it runs. */
+    private void claimAhead(ConsumerRecords<byte[], byte[]> polled) {
         consumer.pause(consumer.assignment());
-        committedInJob.clear();
-        revokedDuringJob.clear();
+        ahead = new PollJob<>(processor, polled, workers, () -> stopping,
+                failure -> events.failed(failure, false));
+        claims.execute(ahead::claim);
+    }
+
+    /** The poll claimed ahead starts running (once its claim answered); the next one is fetched. */
+    private void startAhead() {
+        job = ahead;
+        ahead = null;
+        commits.jobStarted();
         lastProgressCommit = settings.clock().instant();
-        job = new PollJob<>(processor, polled, workers, () -> stopping, failure -> events.failed(failure, false));
-        batches.execute(job::run);
+        batches.execute(job::runClaimed);
+        resumeNotDeferred();
+    }
+
+    /** After a poll while a batch runs: its end, or a progress commit. */
+    private void afterPoll() {
+        if (job == null) {
+            return;
+        }
+        if (job.isDone()) {
+            finishJob();
+        } else {
+            commitProgress();
+        }
     }
 
     private void keepMembership() {
-        if (Duration.between(lastProgressCommit, settings.clock().instant()).compareTo(PROGRESS_COMMIT_INTERVAL) >= 0) {
-            lastProgressCommit = settings.clock().instant();
-            commitAsync(ours(job.progress()));
-        }
+        commitProgress();
         ConsumerRecords<byte[], byte[]> early = consumer.poll(Duration.ZERO);
         // Records of a partition assigned before the listener could pause it: take them back for later.
         for (TopicPartition partition : early.partitions()) {
@@ -174,30 +191,76 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
         }
     }
 
+    private void commitProgress() {
+        if (Duration.between(lastProgressCommit, settings.clock().instant()).compareTo(PROGRESS_COMMIT_INTERVAL) >= 0) {
+            lastProgressCommit = settings.clock().instant();
+            commits.commitAsync(commits.ours(job.progress()));
+        }
+    }
+
     private void finishJob() {
         PollJob<T> done = job;
         job = null;
         PollResult result = done.result();
-        commitAsync(ours(result.commits()));
+        commits.commitAsync(commits.ours(result.commits()));
         Instant now = settings.clock().instant();
-        Set<TopicPartition> assigned = consumer.assignment();
         result.redeliveries().forEach((partition, redelivery) -> {
-            if (assigned.contains(partition) && !revokedDuringJob.contains(partition)) {
+            if (commits.ours(partition)) {
                 consumer.seek(partition, redelivery.offset());
+                consumer.pause(List.of(partition));
                 pausedUntil.put(partition, now.plus(redelivery.delay()));
+                if (ahead != null) {
+                    // Its records there come after the one sent back: released unrun, fetched again.
+                    ahead.stop(List.of(partition));
+                }
             }
         });
-        List<TopicPartition> resume = new ArrayList<>(assigned);
+        if (ahead == null) {
+            resumeNotDeferred();
+        }
+    }
+
+    private void resumeNotDeferred() {
+        List<TopicPartition> resume = new ArrayList<>(consumer.assignment());
         resume.removeAll(pausedUntil.keySet());
         consumer.resume(resume);
-        revokedDuringJob.clear();
-        committedInJob.clear();
+    }
+
+    /**
+     * Gives up the poll claimed ahead (its claims are released once they answered): a rebalance
+     * takes partitions away, or the loop stops. Its partitions kept are sought back to its first
+     * records and resumed, so those are fetched and claimed again; the others start, for their next
+     * owner, from what was committed.
+     */
+    private void discardAhead(Collection<TopicPartition> handedOver) {
+        if (ahead == null) {
+            return;
+        }
+        PollJob<T> dropped = ahead;
+        ahead = null;
+        Map<TopicPartition, Long> first = dropped.firstOffsets();
+        discarded.removeIf(PollJob::isDone);
+        discarded.add(dropped);
+        dropped.discard(claims);
+        if (stopping || closingConsumer) {
+            return;
+        }
+        first.forEach((partition, offset) -> {
+            if (!handedOver.contains(partition) && consumer.assignment().contains(partition)) {
+                consumer.seek(partition, offset);
+            }
+        });
+        List<TopicPartition> kept = new ArrayList<>(consumer.assignment());
+        kept.removeAll(handedOver);
+        kept.removeAll(pausedUntil.keySet());
+        consumer.resume(kept);
     }
 
     /** Stop, finish or give up after the close timeout, commit what finished. */
     private void drain() throws InterruptedException {
+        discardAhead(List.of());
         if (job == null) {
-            confirmAsyncCommits(null);
+            commits.confirm(null);
             return;
         }
         long deadline = System.nanoTime() + settings.closeTimeout().toNanos();
@@ -208,11 +271,11 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
         }
         if (job.isDone()) {
             finishJob();
-            confirmAsyncCommits(null);
+            commits.confirm(null);
             return;
         }
-        confirmAsyncCommits(null);
-        commit(ours(job.progress()));
+        commits.confirm(null);
+        commits.commit(commits.ours(job.progress()));
         LOG.warn("closing with records still running after {} on {}: finished records are committed; the rest "
                 + "are redelivered to the group, which finds them busy until they end; lease renewal and the "
                 + "dead-letter producer are closed when they end", settings.closeTimeout(), job.running());
@@ -228,74 +291,14 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
         }
     }
 
-    /** Offsets of partitions still ours, and beyond what this batch already committed. */
-    private Map<TopicPartition, OffsetAndMetadata> ours(Map<TopicPartition, OffsetAndMetadata> offsets) {
-        Set<TopicPartition> assigned = consumer.assignment();
-        Map<TopicPartition, OffsetAndMetadata> result = new HashMap<>();
-        offsets.forEach((partition, offset) -> {
-            OffsetAndMetadata before = committedInJob.get(partition);
-            if (assigned.contains(partition) && !revokedDuringJob.contains(partition)
-                    && (before == null || before.offset() < offset.offset())) {
-                result.put(partition, offset);
-            }
-        });
-        return result;
-    }
-
-    private void commit(Map<TopicPartition, OffsetAndMetadata> offsets) {
-        if (offsets.isEmpty()) {
-            return;
+    /** Closes the processor once no batch runs any more (after a crash, without the one claimed ahead). */
+    private void releaseWhenDone() {
+        List<PollJob<T>> left = new ArrayList<>(Arrays.asList(job));
+        if (!crashed) {
+            left.add(ahead);
+            left.addAll(discarded);
         }
-        try {
-            consumer.commitSync(offsets);
-            committedInJob.putAll(offsets);
-        } catch (RuntimeException e) {
-            if (!KafkaFailures.isRecoverableCommitFailure(e)) {
-                throw e;
-            }
-            LOG.warn("commit of {} failed ({}); those records will be delivered again and found done", offsets,
-                    e.toString());
-            events.failed(e, false);
-        }
-    }
-
-    /**
-     * Commits without waiting for the answer, so the next poll's records are fetched and claimed
-     * meanwhile. A lost commit costs nothing but redelivery (the records are found done); commits
-     * that must have landed (a revoked partition, the close) go through {@link #commit}, after
-     * these in order.
-     */
-    private void commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets) {
-        if (offsets.isEmpty()) {
-            return;
-        }
-        consumer.commitAsync(offsets, (committed, failure) -> {
-            if (failure == null) {
-                return;
-            }
-            if (failure instanceof RuntimeException e && !KafkaFailures.isRecoverableCommitFailure(e)) {
-                asyncCommitFailure = e;
-                return;
-            }
-            LOG.warn("commit of {} failed ({}); those records will be delivered again and found done", offsets,
-                    failure.toString());
-            events.failed(failure, false);
-        });
-        committedInJob.putAll(offsets);
-        committedAsync.putAll(offsets);
-    }
-
-    /** Commits again, and waits for, what went asynchronously for these partitions (null: all). */
-    private void confirmAsyncCommits(Collection<TopicPartition> partitions) {
-        Map<TopicPartition, OffsetAndMetadata> confirm = new HashMap<>(committedAsync);
-        if (partitions == null) {
-            committedAsync.clear();
-        } else {
-            confirm.keySet().retainAll(partitions);
-            committedAsync.keySet().removeAll(partitions);
-        }
-        confirm.keySet().retainAll(consumer.assignment());
-        commit(confirm);
+        PollJob.allDone(left).whenComplete((r, e) -> release.run());
     }
 
     private void resumeDue() {
@@ -335,10 +338,14 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             partitions.forEach(pausedUntil::remove);
-            if (!partitions.isEmpty() && !crashed) {
-                confirmAsyncCommits(partitions);
+            if (partitions.isEmpty()) {
+                return;
             }
-            if (job == null || partitions.isEmpty()) {
+            if (!crashed) {
+                commits.confirm(partitions);
+            }
+            discardAhead(partitions);
+            if (job == null) {
                 return;
             }
             job.stop(partitions);
@@ -349,10 +356,10 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            Map<TopicPartition, OffsetAndMetadata> finished = ours(job.progress());
+            Map<TopicPartition, OffsetAndMetadata> finished = commits.ours(job.progress());
             finished.keySet().retainAll(partitions);
-            commit(finished);
-            revokedDuringJob.addAll(partitions);
+            commits.commit(finished);
+            commits.revoked(partitions);
             if (!idle && !closingConsumer) {
                 LOG.info("partitions {} revoked while records still ran on them; the next owner finds those keys "
                         + "busy until they end", partitions);
@@ -362,10 +369,11 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
             partitions.forEach(pausedUntil::remove);
-            committedAsync.keySet().removeAll(partitions);
+            commits.lost(partitions);
+            discardAhead(partitions);
             if (job != null) {
                 job.stop(partitions);
-                revokedDuringJob.addAll(partitions);
+                commits.revoked(partitions);
             }
         }
 
@@ -376,7 +384,7 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
                 joined = true;
                 events.joined();
             }
-            if (job != null) {
+            if (ahead != null) {
                 consumer.pause(partitions);
             }
         }

@@ -1,0 +1,38 @@
+package dev.idem.core;
+
+import dev.idem.core.spi.Claim;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A batch of this processor from the moment its claim is sent until it has closed and its
+ * completion landed: the keys it asked for, its place in the order batches began, and what
+ * completes when it settles. Lets a claim that meets one of these keys busy tell its own batches
+ * from others' ({@link Completions#claimAgainAfterOwnCompletions}).
+ */
+final class Opening {
+
+    final long order;
+    final Set<IdempotencyKey> keys;
+    final CompletableFuture<Void> settled = new CompletableFuture<>();
+    // The batch's claims once they answered (null before): a key it asked for may be held elsewhere.
+    volatile Round<?> round;
+
+    Opening(long order, Set<IdempotencyKey> keys) {
+        this.order = order;
+        this.keys = keys;
+    }
+
+    /** Whether this batch holds the key, or may (its claim has not answered yet, or asks again). */
+    boolean mayHold(IdempotencyKey key) {
+        if (!keys.contains(key)) {
+            return false;
+        }
+        Round<?> opened = round;
+        if (opened == null) {
+            return true;
+        }
+        Claim claim = opened.claims.get(key);
+        return claim instanceof Claim.Claimed || claim instanceof Claim.Compensate || opened.askAgain.contains(key);
+    }
+}
