@@ -94,11 +94,16 @@ final class ClaimStep<T> {
     }
 
     /**
-     * Claims, when its message runs, a key that was busy at the batch's claim because another batch
-     * of this processor held it ({@link HeldHere#askAgain}). A store failure leaves it busy.
+     * The claim a message runs under: its batch's answer, or, for a key that was busy at the batch's
+     * claim because another batch of this processor held it, a claim made now
+     * ({@link HeldHere#askAgain}); a store failure then leaves it busy.
      */
-    Claim askAgain(Round<T> round, Prepared<T> item) {
+    Claim claimOf(Round<T> round, Prepared<T> item) {
         IdempotencyKey key = item.key();
+        Claim answer = round.claims.get(key);
+        if (!(answer instanceof Claim.Busy) || !round.askAgain.contains(key)) {
+            return answer;
+        }
         long sentAt = ticker.nanos();
         Claim claim;
         try {
@@ -107,7 +112,7 @@ final class ClaimStep<T> {
                     again -> claimAll(again, round.owner));
         } catch (ClaimStoreException e) {
             round.askAgain.remove(key);
-            return round.claims.get(key);
+            return answer;
         }
         if (claim instanceof Claim.Claimed || claim instanceof Claim.Compensate) {
             round.held.add(key);

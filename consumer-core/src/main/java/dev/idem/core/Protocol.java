@@ -9,7 +9,6 @@ import dev.idem.core.internal.Tracing;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
-import dev.idem.core.spi.FailureCount;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,8 +25,9 @@ import org.slf4j.MDC;
  *   <li>{@link #open}: decode each message and find its key, claim every key in one round trip,
  *       and hold the claims (their leases are renewed until the batch closes): {@link ClaimStep};</li>
  *   <li>{@link #run}, per message: read the claim's answer, make sure the lease still holds, run the
- *       business check, run the handler, then settle: done, retry, or dead letter and compensation
- *       ({@link DeadLetterStep}); what stops a trip short without failing it is {@link Setbacks};</li>
+ *       business check, run the handler, then settle: done, or a failure's retry, deferral or dead
+ *       letter ({@link FailureStep}, {@link DeadLetterStep}); what stops a trip short without failing
+ *       it is {@link Setbacks};</li>
  *   <li>{@link #close}: release the claims of messages never started, and complete the finished keys
  *       in one round trip that is sent, not awaited ({@link Completions}, decision 0007).</li>
  * </ol>
@@ -56,8 +56,6 @@ final class Protocol<T> implements AutoCloseable {
     private final HandlerInterceptor interceptor;
     private final int maxAttempts;
     private final Duration lease;
-    private final Backoff backoff;
-    private final Duration maxDeferral;
     private final Deferrals deferrals;
     private final Failures failures;
     private final Clock clock;
@@ -70,6 +68,7 @@ final class Protocol<T> implements AutoCloseable {
     private final Setbacks<T> setbacks;
     private final DeadLetterStep<T> deadLetterStep;
     private final CheckStep<T> checkStep;
+    private final FailureStep<T> failureStep;
     private final HeldHere heldHere;
     private final Completions<T> completions;
 
@@ -81,8 +80,6 @@ final class Protocol<T> implements AutoCloseable {
         this.interceptor = c.interceptor();
         this.maxAttempts = c.maxAttempts();
         this.lease = c.lease();
-        this.backoff = c.backoff();
-        this.maxDeferral = c.maxDeferral();
         this.deferrals = new Deferrals(c.backoff().delay(64));
         this.failures = new Failures(c.fatal(), c.infrastructure());
         this.clock = c.clock();
@@ -97,6 +94,7 @@ final class Protocol<T> implements AutoCloseable {
                 setbacks, meters, tracing);
         this.checkStep = new CheckStep<>(dedupCheck, c.dedupCheck() != DedupCheck.none(), tracing, deadLetterStep,
                 setbacks);
+        this.failureStep = new FailureStep<>(c, claims, failures, setbacks, checkStep, deadLetterStep);
         this.heldHere = new HeldHere();
         this.completions = new Completions<>(c.claims(), c.lease(), renewer, meters, tracing, c.ticker(), heldHere);
         this.claimStep = new ClaimStep<>(new Preparation<>(c.group(), c.codec(), KeyTextSource.of(c.keys())),
@@ -182,11 +180,7 @@ final class Protocol<T> implements AutoCloseable {
             round.started.add(key);
             round.running++;
         }
-        Claim claim = round.claims.get(key);
-        if (claim instanceof Claim.Busy && round.askAgain.contains(key)) {
-            // Busy at the claim only because another batch here held it: it may have ended by now.
-            claim = claimStep.askAgain(round, item);
-        }
+        Claim claim = claimStep.claimOf(round, item);
         Outcome outcome;
         MDC.put("idem.key", key.value());
         MDC.put("idem.topic", key.topic());
@@ -319,7 +313,7 @@ final class Protocol<T> implements AutoCloseable {
                 // the next run is counted).
                 throw error;
             }
-            return failed(round, item, claimed, delivery, e);
+            return failureStep.failed(round, item, claimed, delivery, e);
         }
         handlerSpan.close();
         boolean leaseLost = round.held.lost(key) || round.held.mayHaveExpired(key);
@@ -342,48 +336,6 @@ final class Protocol<T> implements AutoCloseable {
             return false;
         } catch (ClaimStoreException e) {
             return false;
-        }
-    }
-
-    // ---- 2g. Settling a failure: retry, defer, or dead letter ----------------------------------
-
-    private Outcome failed(Round<T> round, Prepared<T> item, Claim.Claimed claimed, Delivery<T> delivery,
-                           Throwable failure) {
-        IdempotencyKey key = item.key();
-        Optional<Duration> trouble = setbacks.troubleAge(key, failure);
-        if (trouble.isPresent()) {
-            Duration age = trouble.get();
-            if (age.compareTo(maxDeferral) <= 0) {
-                LOG.warn("attempt {} of {} met infrastructure trouble; deferring, not counting it", claimed.attempt(),
-                        key, failure);
-                return setbacks.release(round, item, setbacks.deferred(item, "infrastructure unavailable: " + Failures.describe(failure),
-                        failure));
-            }
-            // Trouble that outlasts the bound is the message's own (a host that is gone, a request
-            // that can never succeed): counted, so it ends in the dead letter instead of blocking.
-            LOG.warn("{} has met infrastructure trouble for {}, longer than maxDeferral ({}); counting it as a failure",
-                    key, age, maxDeferral);
-        }
-        boolean fatal = failures.isFatal(failure);
-        if (fatal || claimed.attempt() >= maxAttempts) {
-            // The transaction may have committed although the handler threw (a lost commit reply).
-            Optional<Outcome> applied = checkStep.alreadyApplied(round, item, claimed, delivery);
-            if (applied.isPresent()) {
-                return applied.get();
-            }
-            return deadLetterStep.deadLetter(round, item, claimed, claimed.attempt(), fatal ? "non-retryable failure"
-                    : "attempts exhausted", Failures.describe(failure), failure);
-        }
-        try {
-            round.held.drop(key);   // given up now: a renewal under way will not find it, and that is no loss
-            Optional<FailureCount> count = claims.fail(key, round.owner, Failures.describe(failure));
-            int attempts = count.map(FailureCount::attempts).orElse(claimed.attempt());
-            LOG.warn("attempt {} of {} failed for {}; redelivering", attempts, maxAttempts, key, failure);
-            return new Outcome.Retrying(key, attempts, failure, backoff.delay(attempts));
-        } catch (ClaimStoreException e) {
-            LOG.warn("attempt {} failed for {} and could not be counted (claim store unavailable)",
-                    claimed.attempt(), key, failure);
-            return setbacks.deferred(item, "claim store unavailable", e);
         }
     }
 

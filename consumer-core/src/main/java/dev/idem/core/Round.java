@@ -53,8 +53,13 @@ final class Round<T> {
         this.held = held;
         this.claimSpan = claimSpan;
         this.opening = opening;
-        this.askAgain = ConcurrentHashMap.newKeySet(Math.max(1, askAgain.size()));
-        this.askAgain.addAll(askAgain);
+        // Written (a key removed once asked) only when it holds a key: usually it holds none.
+        if (askAgain.isEmpty()) {
+            this.askAgain = Set.of();
+        } else {
+            this.askAgain = ConcurrentHashMap.newKeySet(askAgain.size());
+            this.askAgain.addAll(askAgain);
+        }
         this.settled = new ConcurrentHashMap<>(items.size());
         this.started = ConcurrentHashMap.newKeySet(items.size());
         this.toComplete = ConcurrentHashMap.newKeySet(items.size());

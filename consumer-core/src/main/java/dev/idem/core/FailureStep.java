@@ -1,0 +1,86 @@
+package dev.idem.core;
+
+import dev.idem.core.internal.Failures;
+import dev.idem.core.internal.Prepared;
+import dev.idem.core.spi.Claim;
+import dev.idem.core.spi.ClaimStore;
+import dev.idem.core.spi.ClaimStoreException;
+import dev.idem.core.spi.FailureCount;
+import java.time.Duration;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Step 2g of a message's trip ({@link Protocol}): settling a handler's failure. Infrastructure
+ * trouble within {@code maxDeferral} is deferred and not counted; a fatal failure or the last attempt
+ * goes to the dead letter (after the business check, in case the effect committed after all);
+ * anything else is counted in the claim store and retried after the backoff. Thread-safe.
+ *
+ * @param <T> payload type
+ */
+final class FailureStep<T> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Protocol.class);
+
+    private final ClaimStore claims;
+    private final Failures failures;
+    private final int maxAttempts;
+    private final Duration maxDeferral;
+    private final Backoff backoff;
+    private final Setbacks<T> setbacks;
+    private final CheckStep<T> checkStep;
+    private final DeadLetterStep<T> deadLetterStep;
+
+    FailureStep(ProcessorConfig<T> c, ClaimStore claims, Failures failures, Setbacks<T> setbacks,
+                CheckStep<T> checkStep, DeadLetterStep<T> deadLetterStep) {
+        this.claims = claims;
+        this.failures = failures;
+        this.maxAttempts = c.maxAttempts();
+        this.maxDeferral = c.maxDeferral();
+        this.backoff = c.backoff();
+        this.setbacks = setbacks;
+        this.checkStep = checkStep;
+        this.deadLetterStep = deadLetterStep;
+    }
+
+    Outcome failed(Round<T> round, Prepared<T> item, Claim.Claimed claimed, Delivery<T> delivery,
+                           Throwable failure) {
+        IdempotencyKey key = item.key();
+        Optional<Duration> trouble = setbacks.troubleAge(key, failure);
+        if (trouble.isPresent()) {
+            Duration age = trouble.get();
+            if (age.compareTo(maxDeferral) <= 0) {
+                LOG.warn("attempt {} of {} met infrastructure trouble; deferring, not counting it", claimed.attempt(),
+                        key, failure);
+                return setbacks.release(round, item, setbacks.deferred(item, "infrastructure unavailable: " + Failures.describe(failure),
+                        failure));
+            }
+            // Trouble that outlasts the bound is the message's own (a host that is gone, a request
+            // that can never succeed): counted, so it ends in the dead letter instead of blocking.
+            LOG.warn("{} has met infrastructure trouble for {}, longer than maxDeferral ({}); counting it as a failure",
+                    key, age, maxDeferral);
+        }
+        boolean fatal = failures.isFatal(failure);
+        if (fatal || claimed.attempt() >= maxAttempts) {
+            // The transaction may have committed although the handler threw (a lost commit reply).
+            Optional<Outcome> applied = checkStep.alreadyApplied(round, item, claimed, delivery);
+            if (applied.isPresent()) {
+                return applied.get();
+            }
+            return deadLetterStep.deadLetter(round, item, claimed, claimed.attempt(), fatal ? "non-retryable failure"
+                    : "attempts exhausted", Failures.describe(failure), failure);
+        }
+        try {
+            round.held.drop(key);   // given up now: a renewal under way will not find it, and that is no loss
+            Optional<FailureCount> count = claims.fail(key, round.owner, Failures.describe(failure));
+            int attempts = count.map(FailureCount::attempts).orElse(claimed.attempt());
+            LOG.warn("attempt {} of {} failed for {}; redelivering", attempts, maxAttempts, key, failure);
+            return new Outcome.Retrying(key, attempts, failure, backoff.delay(attempts));
+        } catch (ClaimStoreException e) {
+            LOG.warn("attempt {} failed for {} and could not be counted (claim store unavailable)",
+                    claimed.attempt(), key, failure);
+            return setbacks.deferred(item, "claim store unavailable", e);
+        }
+    }
+}
