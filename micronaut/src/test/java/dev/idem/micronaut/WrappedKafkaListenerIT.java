@@ -3,6 +3,7 @@ package dev.idem.micronaut;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.idem.core.IdempotencyKey;
 import dev.idem.micronaut.app.Effects;
 import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.KafkaBroker;
@@ -31,9 +32,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * An existing micronaut-kafka {@code @KafkaListener} with {@code @Idempotent}: duplicates run once,
- * a copy that finds its key held (Busy) is redelivered by micronaut-kafka and then acknowledged as
- * a duplicate, a poison record is dead-lettered once with one compensation, and nothing is left
- * uncommitted.
+ * a record whose key another instance holds (Busy) is redelivered by micronaut-kafka until the key
+ * is free and then runs once, a poison record is dead-lettered once with one compensation, and
+ * nothing is left uncommitted.
  */
 @IdemTestKit
 class WrappedKafkaListenerIT {
@@ -58,12 +59,16 @@ class WrappedKafkaListenerIT {
             for (int i = 0; i < 10; i++) {
                 ids.add("w-" + i);
             }
-            // Both listener threads hold one partition each before anything is sent: a thread holding both
-            // would take the two slow copies in one poll, one after the other (a duplicate, never busy).
+            // Both listener threads hold one partition each before anything is sent, so the two slow copies
+            // run side by side once their key is free.
             await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
                     .until(() -> partitionsPerMember(kafka, names.group()).equals(List.of(1, 1)));
-            try (KafkaProducer<String, String> producer = producer(kafka)) {
-                // The slow one on both partitions at once: the second copy finds the key held.
+            // Another instance holds slow-1: both copies are Busy and redelivered until it lets go. (The two
+            // threads here share one processor, so a copy the other thread holds is found done, not Busy.)
+            try (AnotherInstance other = AnotherInstance.holding(redis, names.keyPrefix(),
+                    new IdempotencyKey(names.group(), topic, "slow-1"), Duration.ofSeconds(60));
+                 KafkaProducer<String, String> producer = producer(kafka)) {
+                // The slow one on both partitions at once.
                 producer.send(new ProducerRecord<>(topic, 0, "slow-1", "slow")).get();
                 producer.send(new ProducerRecord<>(topic, 1, "slow-1", "slow")).get();
                 for (int copy = 0; copy < 3; copy++) {
@@ -73,6 +78,11 @@ class WrappedKafkaListenerIT {
                 }
                 producer.send(new ProducerRecord<>(topic, 0, "poison-1", "poison")).get();
                 producer.send(new ProducerRecord<>(topic, 1, "poison-1", "poison")).get();
+                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                        .until(() -> busy(meters) >= 2);
+                assertThat(effects.calls("wrapped", "slow-1")).as("slow-1 runs while another instance holds it")
+                        .isZero();
+                other.close();
             }
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300))
                     .until(() -> effects.compensations("wrapped", "poison-1") == 1 && lag(kafka, topic, names.group()) == 0);
@@ -87,10 +97,6 @@ class WrappedKafkaListenerIT {
             assertThat(effects.calls("wrapped", "poison-1")).as("poison attempts").isEqualTo(3);
             assertThat(effects.compensations("wrapped", "poison-1")).isEqualTo(1);
             assertThat(deadLetterKeys(kafka, topic + ".DLT")).containsExactly("poison-1");
-            double busy = meters.find("idem.outcomes").tag("outcome", "busy")
-                    .tag("listener", "wrapped-orders").counters().stream()
-                    .mapToDouble(c -> c.count()).sum();
-            assertThat(busy).as("Busy outcomes through the wrapped path").isGreaterThanOrEqualTo(1);
             assertThat(lag(kafka, topic, names.group())).isZero();
         }
     }
@@ -125,7 +131,7 @@ class WrappedKafkaListenerIT {
 
         // The completion is sent without waiting (decision 0007): give it its moment.
         ClaimsAfterStop.awaitDone(redis, names.keyPrefix(),
-                new dev.idem.core.IdempotencyKey(names.group(), topic, "slow-at-stop"), Duration.ofSeconds(5));
+                new IdempotencyKey(names.group(), topic, "slow-at-stop"), Duration.ofSeconds(5));
     }
 
     @Test
@@ -141,6 +147,11 @@ class WrappedKafkaListenerIT {
         }
         assertThat(messages.toString()).contains("errorStrategy").contains("RETRY_ON_ERROR")
                 .contains("retryCount = Integer.MAX_VALUE");
+    }
+
+    private static double busy(MeterRegistry meters) {
+        return meters.find("idem.outcomes").tag("outcome", "busy").tag("listener", "wrapped-orders").counters()
+                .stream().mapToDouble(c -> c.count()).sum();
     }
 
     private static KafkaProducer<String, String> producer(KafkaBroker kafka) {

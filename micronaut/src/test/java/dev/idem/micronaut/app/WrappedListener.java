@@ -19,8 +19,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * An existing micronaut-kafka listener with Idem put in front of it by one annotation. Records
- * whose value is {@code slow} take a second, so a copy on the other partition finds the key held
- * (Busy); {@code poison} always fails.
+ * whose value is {@code slow} take a second; {@code poison} always fails.
  */
 @KafkaListener(groupId = "${test.wrapped.group}", offsetReset = OffsetReset.EARLIEST, threads = 2,
         errorStrategy = @ErrorStrategy(value = ErrorStrategyValue.RETRY_ON_ERROR, retryCount = Integer.MAX_VALUE,
