@@ -1,13 +1,16 @@
 package dev.idem.core;
 
+import java.util.Objects;
+
 /**
  * Messages claimed together in one round trip ({@link IdempotentProcessor#open}), processed one by
  * one, and completed together in one more round trip sent by {@link #close()}, which does not wait
  * for it (decision 0007): the adapter acknowledges the broker meanwhile. Until then every claimed
  * key stays held and its lease renewed, finished or not, so no other consumer can run it.
  *
- * <p>Thread-safe: several threads may process different messages (one per partition, say); a key
- * running on one thread is {@link Outcome.Busy} on another. {@link #close()} waits for messages
+ * <p>Thread-safe: several threads may process different messages (one per partition, say); a copy
+ * of a key running on one thread waits for it on another (at most a second, then {@link Outcome.Busy})
+ * and is settled as the first run was. {@link #close()} waits for messages
  * still running; {@link #abandon()} does not. A handle: the protocol itself is in one class,
  * {@code Protocol}.
  *
@@ -37,6 +40,21 @@ public final class Batch<T> implements AutoCloseable {
      */
     public Outcome process(int index) {
         return protocol.run(round, index);
+    }
+
+    /**
+     * For one of several callers sharing a batch, each processing its own messages, done with
+     * messages {@code from} (inclusive) to {@code to} (exclusive): releases now the claims of those
+     * never started, so their redelivery finds them free while the rest of the batch runs; a copy of
+     * one of their keys elsewhere in the batch is Busy from then on. Finished keys that have waited a
+     * second or more for the batch's completion are completed on the way. The batch stays open. Does
+     * nothing once the batch is closing or closed (its close releases what never started).
+     *
+     * @throws IndexOutOfBoundsException if the range is not within the batch
+     */
+    public void release(int from, int to) {
+        Objects.checkFromToIndex(from, to, size());
+        protocol.release(round, from, to);
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.idem.core;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -51,7 +52,12 @@ final class HeldHere {
         settle(opening);
     }
 
-    /** How many of this processor's batches and completions have settled so far: read before a claim. */
+    /** Keys a batch held were released while it stays open: a claim that met them busy asks again. */
+    void released() {
+        settlements.incrementAndGet();
+    }
+
+    /** How many of this processor's batches, completions and releases have settled so far: read before a claim. */
     long settlements() {
         return settlements.get();
     }
@@ -152,6 +158,18 @@ final class HeldHere {
             }
         });
         return busy;
+    }
+
+    /** The batches whose claims answered and that have not closed. */
+    List<Round<?>> openRounds() {
+        List<Round<?>> open = new ArrayList<>();
+        for (Opening opening : openings.values()) {
+            Round<?> round = opening.round;
+            if (round != null) {
+                open.add(round);
+            }
+        }
+        return open;
     }
 
     /** The batch's claims answered: from now on it is known to hold only the keys it claimed. */

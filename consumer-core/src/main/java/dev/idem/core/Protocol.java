@@ -44,7 +44,9 @@ import org.slf4j.MDC;
 final class Protocol<T> implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Protocol.class);
-    // A copy of a key that is running on another thread of the same batch comes back this soon.
+    // A copy of a key running on another thread of the same batch waits this long for its outcome,
+    // then comes back busy this soon.
+    private static final Duration SAME_KEY_WAIT = Duration.ofSeconds(1);
     private static final Duration SAME_KEY_RETRY = Duration.ofMillis(100);
     private static final Object RUNNING = new Object();
 
@@ -159,10 +161,14 @@ final class Protocol<T> implements AutoCloseable {
         if (round.claimFailure != null) {
             return record(item, setbacks.deferred(item, "claim store unavailable", round.claimFailure));
         }
-        // The same key earlier in this batch is not run again.
+        // The same key earlier in this batch is not run again; one running on another thread is
+        // waited for (a copy in another partition or listener call), and is then settled.
         Object prior = round.settled.putIfAbsent(key, RUNNING);
         if (prior == RUNNING) {
-            return record(item, new Outcome.Busy(key, SAME_KEY_RETRY));
+            prior = round.awaitSettled(key, SAME_KEY_WAIT);
+            if (!(prior instanceof Outcome)) {
+                return record(item, new Outcome.Busy(key, SAME_KEY_RETRY));
+            }
         }
         if (prior instanceof Outcome earlier) {
             return record(item, earlier.disposition().acknowledges()
@@ -174,25 +180,27 @@ final class Protocol<T> implements AutoCloseable {
         // go on (an out-of-memory error escapes), the key is left as after a crash.
         synchronized (round) {
             if (round.closed) {
-                round.settled.remove(key, RUNNING);
+                round.unsettle(key);
                 throw new IllegalStateException("batch is closed");
             }
             round.started.add(key);
             round.running++;
         }
-        Claim claim = claimStep.claimOf(round, item);
-        Outcome outcome;
+        Claim claim = null;
+        Outcome outcome = null;
         MDC.put("idem.key", key.value());
         MDC.put("idem.topic", key.topic());
         try {
+            claim = claimStep.claimOf(round, item);
             outcome = settle(round, item, claim);
         } finally {
             MDC.remove("idem.key");
             MDC.remove("idem.topic");
             MDC.remove("idem.attempt");
             completions.stopped(round);
+            // A run that ended without an outcome (a crash error): its copies are busy, as after a crash.
+            round.settle(key, outcome != null ? outcome : new Outcome.Busy(key, SAME_KEY_RETRY));
         }
-        round.settled.put(key, outcome);
         if (claim instanceof Claim.Claimed && (outcome instanceof Outcome.Applied
                 || outcome instanceof Outcome.Duplicate)) {
             // Still held (and renewed) until its completion is sent: a finished key must not
@@ -368,6 +376,18 @@ final class Protocol<T> implements AutoCloseable {
         }
     }
 
+    /** See {@link Batch#release(int, int)}. */
+    void release(Round<T> round, int from, int to) {
+        if (!round.lock.readLock().tryLock()) {
+            return;   // closing: the close releases what never started
+        }
+        try {
+            completions.releaseUnstarted(round, round.items.subList(from, to));
+        } finally {
+            round.lock.readLock().unlock();
+        }
+    }
+
     /**
      * For a consumer that cannot go on: does not wait for messages still running, completes every key
      * whose outcome is known and releases those never started. A key whose handler is still running
@@ -379,6 +399,13 @@ final class Protocol<T> implements AutoCloseable {
 
     @Override
     public void close() {
+        // Batches still open (a handler outlived the consumer's grace): what finished is completed now,
+        // all sent before any is awaited.
+        for (Round<?> open : heldHere.openRounds()) {
+            @SuppressWarnings("unchecked")
+            Round<T> round = (Round<T>) open;
+            completions.sendWaiting(round);
+        }
         heldHere.awaitSent();
         renewer.close();
     }

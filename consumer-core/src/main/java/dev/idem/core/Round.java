@@ -5,10 +5,12 @@ import dev.idem.core.internal.Prepared;
 import dev.idem.core.internal.Tracing;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimStoreException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
@@ -63,6 +65,55 @@ final class Round<T> {
         this.settled = new ConcurrentHashMap<>(items.size());
         this.started = ConcurrentHashMap.newKeySet(items.size());
         this.toComplete = ConcurrentHashMap.newKeySet(items.size());
+    }
+
+    // Threads waiting for a key of this batch running on another thread (guarded by this).
+    private int awaiting;
+
+    /** Records a message's outcome, waking a copy waiting for it. */
+    void settle(IdempotencyKey key, Object outcome) {
+        settled.put(key, outcome);
+        synchronized (this) {
+            if (awaiting > 0) {
+                notifyAll();
+            }
+        }
+    }
+
+    /** A run that never started (the batch closed first): a copy waiting for it stops waiting. */
+    void unsettle(IdempotencyKey key) {
+        settled.remove(key);
+        synchronized (this) {
+            if (awaiting > 0) {
+                notifyAll();
+            }
+        }
+    }
+
+    /**
+     * Waits at most {@code timeout} while {@code key} runs on another thread; returns what it settled
+     * as, null if it never ran, or its running mark if it still runs.
+     */
+    Object awaitSettled(IdempotencyKey key, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (this) {
+            awaiting++;
+            try {
+                Object now = settled.get(key);
+                long left = deadline - System.nanoTime();
+                while (now != null && !(now instanceof Outcome) && left > 0) {
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                    now = settled.get(key);
+                    left = deadline - System.nanoTime();
+                }
+                return now;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return settled.get(key);
+            } finally {
+                awaiting--;
+            }
+        }
     }
 
     int size() {
