@@ -1,13 +1,10 @@
 package dev.idem.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.idem.core.memory.InMemoryClaimStore;
-import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRecord;
-import dev.idem.core.spi.ClaimRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -21,12 +18,11 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * A batch shared by several callers, each processing its own messages ({@link Batch#release}): a
- * caller done with its messages releases those it never started at once, while the batch stays open
- * for the others, and a copy of a released key elsewhere in the batch does not run under the claim
- * given up; a copy of a key running on another thread waits for it and is its duplicate.
+ * A batch run by several threads (a poll's partitions): a copy of a key running on another thread
+ * waits for it and is its duplicate, not sent back busy; and a processor closing while a batch is
+ * still open (a handler outlived the consumer's grace) records what the batch finished as done.
  */
-class SharedBatchTest {
+class ThreadsOfOneBatchTest {
 
     private final InMemoryClaimStore store = InMemoryClaimStore.create();
     private final List<String> handled = new CopyOnWriteArrayList<>();
@@ -50,32 +46,6 @@ class SharedBatchTest {
 
     private ClaimRecord.State state(String key) {
         return store.inspect(new IdempotencyKey("inventory", "orders", key)).map(ClaimRecord::state).orElse(null);
-    }
-
-    @Test
-    void messagesACallerNeverStartedAreReleasedAtOnceAndTheirCopiesInTheBatchDoNotRun() {
-        try (IdempotentProcessor<String> processor = processor();
-             Batch<String> batch = processor.open(List.of(envelope("a", 0), envelope("b", 1), envelope("c", 2),
-                     envelope("b", 3)))) {
-            // Given a caller of messages 0..2 that ran only the first
-            assertThat(batch.process(0)).isInstanceOf(Outcome.Applied.class);
-
-            // When it is done with them
-            batch.release(0, 3);
-
-            // Then the messages it never started are free for their redelivery, the batch still open
-            assertThat(state("b")).isNotEqualTo(ClaimRecord.State.CLAIMED);
-            assertThat(state("c")).isNotEqualTo(ClaimRecord.State.CLAIMED);
-            assertThat(store.claim(List.of(new ClaimRequest(new IdempotencyKey("inventory", "orders", "b"), 0)),
-                    "another-instance", Duration.ofSeconds(30)).get(0)).isInstanceOf(Claim.Claimed.class);
-            // And the one it ran stays held until the batch completes it
-            assertThat(state("a")).isEqualTo(ClaimRecord.State.CLAIMED);
-            // And another caller's copy of a released key is Busy, not run under the claim given up
-            assertThat(batch.process(3)).isInstanceOf(Outcome.Busy.class);
-            assertThat(handled).containsExactly("a");
-        }
-        assertThat(state("a")).isEqualTo(ClaimRecord.State.DONE);
-        assertThat(state("b")).as("the other instance's claim is left alone").isEqualTo(ClaimRecord.State.CLAIMED);
     }
 
     @Test
@@ -103,10 +73,25 @@ class SharedBatchTest {
     }
 
     @Test
-    void aRangeOutsideTheBatchIsRefused() {
-        try (IdempotentProcessor<String> processor = processor();
-             Batch<String> batch = processor.open(List.of(envelope("a", 0)))) {
-            assertThatThrownBy(() -> batch.release(0, 2)).isInstanceOf(IndexOutOfBoundsException.class);
+    void aProcessorClosingWhileABatchRunsRecordsWhatTheBatchFinished() throws Exception {
+        ExecutorService threads = Executors.newFixedThreadPool(1);
+        IdempotentProcessor<String> processor = processor();
+        try {
+            Batch<String> batch = processor.open(List.of(envelope("quick", 0), envelope("slow", 1)));
+            // Given a batch that finished one message while another still runs on another thread
+            assertThat(batch.process(0)).isInstanceOf(Outcome.Applied.class);
+            Future<Outcome> slow = threads.submit(() -> batch.process(1));
+            await().atMost(Duration.ofSeconds(5)).until(() -> handled.contains("slow"));
+
+            // When the processor closes before the batch does
+            processor.close();
+
+            // Then the finished message is recorded as done: a copy elsewhere does not run it again
+            assertThat(state("quick")).isEqualTo(ClaimRecord.State.DONE);
+            slowMayEnd.countDown();
+            slow.get(5, TimeUnit.SECONDS);
+        } finally {
+            threads.shutdownNow();
         }
     }
 }
