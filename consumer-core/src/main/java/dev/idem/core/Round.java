@@ -41,6 +41,8 @@ final class Round<T> {
     long waitingSinceNanos;
     // Messages running now (guarded by this): renewal stops only once none runs.
     int running;
+    // Threads waiting for a key of this batch running on another thread (guarded by this).
+    private int awaiting;
     // Messages run under the read lock; close takes the write lock, so it waits for them.
     final ReadWriteLock lock = new ReentrantReadWriteLock();
     volatile boolean closed;
@@ -66,9 +68,6 @@ final class Round<T> {
         this.started = ConcurrentHashMap.newKeySet(items.size());
         this.toComplete = ConcurrentHashMap.newKeySet(items.size());
     }
-
-    // Threads waiting for a key of this batch running on another thread (guarded by this).
-    private int awaiting;
 
     /** Records a message's outcome, waking a copy waiting for it. */
     void settle(IdempotencyKey key, Object outcome) {
