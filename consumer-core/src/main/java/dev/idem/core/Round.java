@@ -41,8 +41,10 @@ final class Round<T> {
     long waitingSinceNanos;
     // Messages running now (guarded by this): renewal stops only once none runs.
     int running;
-    // Threads waiting for a key of this batch running on another thread (guarded by this).
-    private int awaiting;
+    // Threads waiting for a key of this batch running on another thread: written under this
+    // monitor, read outside it, so a message that settles with no one waiting takes no lock (a
+    // waiter counts itself before it reads the key's outcome; a settler writes the outcome first).
+    private volatile int awaiting;
     // Messages run under the read lock; close takes the write lock, so it waits for them.
     final ReadWriteLock lock = new ReentrantReadWriteLock();
     volatile boolean closed;
@@ -72,18 +74,18 @@ final class Round<T> {
     /** Records a message's outcome, waking a copy waiting for it. */
     void settle(IdempotencyKey key, Object outcome) {
         settled.put(key, outcome);
-        synchronized (this) {
-            if (awaiting > 0) {
-                notifyAll();
-            }
-        }
+        wakeWaiting();
     }
 
     /** A run that never started (the batch closed first): a copy waiting for it stops waiting. */
     void unsettle(IdempotencyKey key) {
         settled.remove(key);
-        synchronized (this) {
-            if (awaiting > 0) {
+        wakeWaiting();
+    }
+
+    private void wakeWaiting() {
+        if (awaiting > 0) {
+            synchronized (this) {
                 notifyAll();
             }
         }
