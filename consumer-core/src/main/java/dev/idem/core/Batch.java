@@ -1,5 +1,7 @@
 package dev.idem.core;
 
+import java.util.Objects;
+
 /**
  * Messages claimed together in one round trip ({@link IdempotentProcessor#open}), processed one by
  * one, and completed together in one more round trip sent by {@link #close()}, which does not wait
@@ -38,6 +40,21 @@ public final class Batch<T> implements AutoCloseable {
      */
     public Outcome process(int index) {
         return protocol.run(round, index);
+    }
+
+    /**
+     * For one of several callers sharing a batch, each processing its own messages, done with
+     * messages {@code from} (inclusive) to {@code to} (exclusive): releases now the claims of those
+     * never started, so their redelivery finds them free while the rest of the batch runs; a copy of
+     * one of their keys elsewhere in the batch is Busy from then on. Finished keys that have waited a
+     * second or more for the batch's completion are completed on the way. The batch stays open. Does
+     * nothing once the batch is closing or closed (its close releases what never started).
+     *
+     * @throws IndexOutOfBoundsException if the range is not within the batch
+     */
+    public void release(int from, int to) {
+        Objects.checkFromToIndex(from, to, size());
+        protocol.release(round, from, to);
     }
 
     /**

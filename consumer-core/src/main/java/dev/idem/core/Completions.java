@@ -2,6 +2,7 @@ package dev.idem.core;
 
 import dev.idem.core.internal.LeaseRenewer;
 import dev.idem.core.internal.Meters;
+import dev.idem.core.internal.Prepared;
 import dev.idem.core.internal.Tracing;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimStore;
@@ -32,6 +33,8 @@ final class Completions<T> {
     // A batch running longer than this sends the completion of its finished keys on the way, not
     // only at its close: about as often as an adapter commits offsets.
     private static final Duration EAGER_COMPLETION = Duration.ofSeconds(1);
+    // A copy of a key whose message was given back unstarted: the redelivery of that message runs it.
+    private static final Duration GIVEN_BACK_RETRY = Duration.ofMillis(100);
 
     private final ClaimStore claims;
     private final Duration lease;
@@ -73,6 +76,54 @@ final class Completions<T> {
             }
         }
         complete(round, now);
+    }
+
+    /**
+     * For one of several callers of a batch, done with {@code items}: releases the claims of those
+     * never started, so their redelivery finds them free while the rest of the batch runs (a copy of
+     * one elsewhere in the batch is Busy from now on), and completes finished keys that have waited
+     * a second or more. The batch stays open.
+     */
+    void releaseUnstarted(Round<T> round, List<Prepared<T>> items) {
+        List<IdempotencyKey> unstarted = new ArrayList<>();
+        List<IdempotencyKey> abandoned = new ArrayList<>();
+        List<IdempotencyKey> due;
+        synchronized (round) {
+            if (round.closed) {
+                return;
+            }
+            for (Prepared<T> item : items) {
+                IdempotencyKey key = item.key();
+                Claim claim = round.claims.get(key);
+                boolean asking = round.askAgain.contains(key);
+                // Settled as Busy unless it started: no copy runs it under the claim released here.
+                if ((claim instanceof Claim.Claimed || asking)
+                        && round.settled.putIfAbsent(key, new Outcome.Busy(key, GIVEN_BACK_RETRY)) == null) {
+                    if (asking) {
+                        round.askAgain.remove(key);   // not asked again: the batch no longer may hold it
+                    } else {
+                        unstarted.add(key);
+                        Claim.Claimed claimed = (Claim.Claimed) claim;
+                        if (claimed.abandoned() && !claimed.fresh()) {
+                            abandoned.add(key);
+                        }
+                    }
+                }
+            }
+            due = !round.toComplete.isEmpty() && ticker.nanos() - round.waitingSinceNanos >= EAGER_COMPLETION.toNanos()
+                    ? round.takeWaiting() : List.of();
+        }
+        if (!unstarted.isEmpty()) {
+            unstarted.forEach(round.held::drop);
+            release(round, unstarted, abandoned);
+            // Not held here any more (after the release: a claim meeting one busy meanwhile waits for this
+            // batch), and a claim that met one busy before asks again.
+            unstarted.forEach(key -> round.claims.put(key, new Claim.Busy(key, Duration.ZERO)));
+            held.released();
+        }
+        if (!due.isEmpty()) {
+            complete(round, due);
+        }
     }
 
     /** Sends, without waiting, the completion of what this batch has finished so far; null if nothing. */

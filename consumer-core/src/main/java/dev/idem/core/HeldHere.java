@@ -52,7 +52,12 @@ final class HeldHere {
         settle(opening);
     }
 
-    /** How many of this processor's batches and completions have settled so far: read before a claim. */
+    /** Keys a batch held were released while it stays open: a claim that met them busy asks again. */
+    void released() {
+        settlements.incrementAndGet();
+    }
+
+    /** How many of this processor's batches, completions and releases have settled so far: read before a claim. */
     long settlements() {
         return settlements.get();
     }

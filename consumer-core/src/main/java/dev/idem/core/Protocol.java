@@ -376,6 +376,18 @@ final class Protocol<T> implements AutoCloseable {
         }
     }
 
+    /** See {@link Batch#release(int, int)}. */
+    void release(Round<T> round, int from, int to) {
+        if (!round.lock.readLock().tryLock()) {
+            return;   // closing: the close releases what never started
+        }
+        try {
+            completions.releaseUnstarted(round, round.items.subList(from, to));
+        } finally {
+            round.lock.readLock().unlock();
+        }
+    }
+
     /**
      * For a consumer that cannot go on: does not wait for messages still running, completes every key
      * whose outcome is known and releases those never started. A key whose handler is still running

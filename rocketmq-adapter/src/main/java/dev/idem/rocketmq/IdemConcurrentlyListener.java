@@ -3,6 +3,7 @@ package dev.idem.rocketmq;
 import dev.idem.core.Disposition;
 import dev.idem.core.Envelope;
 import dev.idem.core.IdempotentProcessor;
+import dev.idem.rocketmq.internal.ClaimGroups;
 import dev.idem.rocketmq.internal.ListenerGate;
 import dev.idem.rocketmq.internal.RocketMqEnvelopes;
 import dev.idem.rocketmq.internal.StallingRun;
@@ -15,8 +16,9 @@ import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.common.message.MessageExt;
 
 /**
- * A concurrent RocketMQ listener running each message through Idem. A batch is claimed in one
- * round trip and processed in order; at the first message to redeliver, the listener returns
+ * A concurrent RocketMQ listener running each message through Idem. A call's messages are claimed
+ * in one round trip, together with those of the calls that arrived while another claim was on its
+ * way (decision 0048), and processed in order; at the first message to redeliver, the listener returns
  * success with a precise {@code ackIndex}, so only that message and the ones after it come back,
  * after the delay level matching the backoff. While the claim store (or another piece of
  * infrastructure) is unavailable the call stalls with backoff instead of answering, for at most
@@ -32,14 +34,14 @@ public final class IdemConcurrentlyListener<T> implements MessageListenerConcurr
     // A refused call (the consumer is closing) waits this long at most for the queues to be dropped.
     private static final Duration REFUSED_HOLD = Duration.ofSeconds(30);
 
-    private final IdempotentProcessor<T> processor;
+    private final ClaimGroups<T> groups;
     private final DelayLevels delayLevels;
     private final ListenerGate gate;
     private final Duration maxStall;
 
     private IdemConcurrentlyListener(IdempotentProcessor<T> processor, DelayLevels delayLevels, ListenerGate gate,
                                      Duration maxStall) {
-        this.processor = Objects.requireNonNull(processor, "processor");
+        this.groups = new ClaimGroups<>(Objects.requireNonNull(processor, "processor"));
         this.delayLevels = Objects.requireNonNull(delayLevels, "delayLevels");
         this.gate = gate;
         if (maxStall == null || maxStall.isNegative()) {
@@ -83,7 +85,7 @@ public final class IdemConcurrentlyListener<T> implements MessageListenerConcurr
             return ConsumeConcurrentlyStatus.RECONSUME_LATER;
         }
         try {
-            StallingRun.Result result = StallingRun.run(processor, envelopes, gate, maxStall);
+            StallingRun.Result result = StallingRun.run(groups, envelopes, gate, maxStall);
             // CONSUME_SUCCESS with ackIndex: messages up to it are done, the later ones are sent back.
             // (RECONSUME_LATER would resend the whole batch.)
             context.setAckIndex(result.acknowledged() - 1);

@@ -32,12 +32,12 @@ public final class IdemOrderlyListener<T> implements MessageListenerOrderly {
     // A refused call (the consumer is closing) waits this long at most for the queues to be dropped.
     private static final Duration REFUSED_HOLD = Duration.ofSeconds(30);
 
-    private final IdempotentProcessor<T> processor;
+    private final StallingRun.Opener opener;
     private final ListenerGate gate;
     private final Duration maxStall;
 
     private IdemOrderlyListener(IdempotentProcessor<T> processor, ListenerGate gate, Duration maxStall) {
-        this.processor = Objects.requireNonNull(processor, "processor");
+        this.opener = StallingRun.Opener.alone(Objects.requireNonNull(processor, "processor"));
         this.gate = gate;
         if (maxStall == null || maxStall.isNegative()) {
             throw new IllegalArgumentException("maxStall must be >= 0 but was " + maxStall);
@@ -76,7 +76,7 @@ public final class IdemOrderlyListener<T> implements MessageListenerOrderly {
             return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT;
         }
         try {
-            StallingRun.Result result = StallingRun.run(processor, envelopes, gate, maxStall);
+            StallingRun.Result result = StallingRun.run(opener, envelopes, gate, maxStall);
             if (result.stopped() == null) {
                 return ConsumeOrderlyStatus.SUCCESS;
             }

@@ -37,6 +37,40 @@ public final class StallingRun {
     public record Result(int acknowledged, Outcome stopped) {
     }
 
+    /** Where a call's messages are claimed: in a batch of their own, or with other calls' ({@link ClaimGroups}). */
+    public interface Opener {
+        /** Claims {@code envelopes}; the run must be closed. */
+        Run open(List<Envelope> envelopes);
+
+        /** Each call's messages in a batch of their own. */
+        static <T> Opener alone(IdempotentProcessor<T> processor) {
+            return envelopes -> {
+                Batch<T> batch = processor.open(envelopes);
+                return new Run() {
+                    @Override
+                    public Outcome process(int index) {
+                        return batch.process(index);
+                    }
+
+                    @Override
+                    public void close() {
+                        batch.close();
+                    }
+                };
+            };
+        }
+    }
+
+    /** A call's claimed messages, processed by index (from the call's first one). */
+    public interface Run extends AutoCloseable {
+        /** Processes message {@code index} (see {@link Batch#process}). */
+        Outcome process(int index);
+
+        /** Done with these messages: what never started is released (see {@link Batch#release}, {@link Batch#close}). */
+        @Override
+        void close();
+    }
+
     private StallingRun() {
     }
 
@@ -44,8 +78,7 @@ public final class StallingRun {
      * Processes {@code envelopes} until one must be redelivered, stalling on deferrals for at most
      * {@code maxStall} in all.
      */
-    public static <T> Result run(IdempotentProcessor<T> processor, List<Envelope> envelopes, ListenerGate gate,
-                                 Duration maxStall) {
+    public static Result run(Opener opener, List<Envelope> envelopes, ListenerGate gate, Duration maxStall) {
         long deadline = System.nanoTime() + maxStall.toNanos();
         Duration wait = Duration.ZERO;
         int from = 0;
@@ -53,7 +86,7 @@ public final class StallingRun {
         while (true) {
             int index = from;
             Outcome stopped = null;
-            try (Batch<T> batch = processor.open(envelopes.subList(from, envelopes.size()))) {
+            try (Run batch = opener.open(envelopes.subList(from, envelopes.size()))) {
                 for (; index < envelopes.size(); index++) {
                     Outcome outcome = batch.process(index - from);
                     if (!outcome.disposition().acknowledges()) {

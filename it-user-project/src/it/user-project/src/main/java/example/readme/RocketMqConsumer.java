@@ -20,7 +20,7 @@ final class RocketMqConsumer {
                 .claims(claims)
                 .codec(PayloadCodec.json(Order.class)).keys(KeySource.payload(Order::id)))
             .subscribe("orders", "*")
-            .batchSize(16)                 // a batch is claimed in one round trip; precise ackIndex on failure
+            .batchSize(16)                 // messages per listener call; precise ackIndex on failure
             .orderly(false)                // true: a failed message holds its queue until it resolves
             .build();
         consumer.start();                  // failures go to orders_DLQ after 5 attempts
