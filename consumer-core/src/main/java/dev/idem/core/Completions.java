@@ -97,14 +97,13 @@ final class Completions<T> {
                 Claim claim = round.claims.get(key);
                 boolean asking = round.askAgain.contains(key);
                 // Settled as Busy unless it started: no copy runs it under the claim released here.
-                if ((claim instanceof Claim.Claimed || asking)
+                if ((claim instanceof Claim.Claimed || claim instanceof Claim.Compensate || asking)
                         && round.settled.putIfAbsent(key, new Outcome.Busy(key, GIVEN_BACK_RETRY)) == null) {
                     if (asking) {
                         round.askAgain.remove(key);   // not asked again: the batch no longer may hold it
                     } else {
                         unstarted.add(key);
-                        Claim.Claimed claimed = (Claim.Claimed) claim;
-                        if (claimed.abandoned() && !claimed.fresh()) {
+                        if (claim instanceof Claim.Claimed claimed && claimed.abandoned() && !claimed.fresh()) {
                             abandoned.add(key);
                         }
                     }
@@ -174,10 +173,11 @@ final class Completions<T> {
             round.closed = true;
             done = round.takeWaiting();
             round.claims.forEach((key, claim) -> {
-                if (claim instanceof Claim.Claimed claimed && !round.started.contains(key)) {
+                // A held compensation never started is given up too: the next owner takes it at once.
+                if ((claim instanceof Claim.Claimed || claim instanceof Claim.Compensate) && !round.started.contains(key)) {
                     unstarted.add(key);
                     // Taken over from a crashed owner (not this owner's own claim asked again: fresh).
-                    if (claimed.abandoned() && !claimed.fresh()) {
+                    if (claim instanceof Claim.Claimed claimed && claimed.abandoned() && !claimed.fresh()) {
                         abandoned.add(key);
                     }
                 }

@@ -371,14 +371,20 @@ if op == 'fail' then
   return d(r.a) .. ':' .. d(r.n) .. ':' .. r.ff
 end
 
--- release: ARGV owner. Frees claims whose handler never started, counting nothing. Returns per key 1/0.
+-- release: ARGV owner. Frees claims whose handler never started, counting nothing; a compensation the
+-- owner holds and never started ends its lease, the key still dead-lettered. Returns per key 1/0.
 if op == 'release' then
   local out = {}
   for i, key in ipairs(KEYS) do
-    local r = owned(key, ARGV[2])
+    local r = load(key)
     out[i] = 0
-    if r then
+    if r and r.o == ARGV[2] and r.s == 'C' then
       r.s, r.o, r.u = 'F', '', '0'
+      keep(key, r)
+      out[i] = 1
+    elseif r and r.o == ARGV[2] and r.s == 'X' and r.cs == 'pending' then
+      -- No owner: a renewal of it already on its way, or a late outcome, finds it no longer held.
+      r.o, r.l = '', 0
       keep(key, r)
       out[i] = 1
     end

@@ -214,12 +214,19 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
 
     @Override
     public synchronized void release(Collection<IdempotencyKey> keys, String owner) {
+        Instant now = clock.instant();
         for (IdempotencyKey key : keys) {
             Entry e = owned(key, owner);
             if (e != null) {
                 e.state = ClaimRecord.State.FAILED;
                 e.owner = null;
                 e.uncounted = false;
+            } else if ((e = live(key, now)) != null && e.state == ClaimRecord.State.DEAD && isPending(e)
+                    && owner.equals(e.owner)) {
+                // A compensation held but never started: the next owner takes it over at once (no owner:
+                // a renewal already on its way, or a late outcome, finds it no longer held).
+                e.owner = null;
+                e.leaseUntil = now;
             }
         }
     }

@@ -92,7 +92,9 @@ public interface ClaimStore {
 
     /**
      * Releases claims whose handler never started (the consumer is closing or losing partitions),
-     * without counting anything.
+     * without counting anything. A held compensation ({@link Claim.Compensate}) never started is
+     * given up the same way: the key stays dead-lettered, and the next claim takes its compensation
+     * over at once instead of after this owner's lease.
      */
     void release(Collection<IdempotencyKey> keys, String owner);
 

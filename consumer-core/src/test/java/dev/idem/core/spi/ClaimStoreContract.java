@@ -448,6 +448,32 @@ public abstract class ClaimStoreContract {
     }
 
     @Test
+    void aCompensationHeldButNeverStartedIsReleasedToTheNextOwnerAtOnceAndStaysDead() {
+        store = newStore(Duration.ofMinutes(1));
+        admin = (ClaimAdmin) store;
+        // Given a dead key whose compensation "b" took over and then gave up unstarted (its batch closed
+        // before the message ran: a rebalance, a redelivery of an earlier message)
+        claimed("k", "a");
+        store.doom(key("k"), "a", "attempts exhausted", "boom");
+        assertThat(store.deadLetter(key("k"), "a", SHORT_LEASE)).isTrue();
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(25))
+                .until(() -> claim("k", "b", LEASE), c -> c instanceof Claim.Compensate);
+
+        // When "b" releases it (and a renewal of b's, sent before, arrives after)
+        store.release(List.of(key("k")), "b");
+        assertThat(store.renew(Set.of(key("k")), "b", LEASE)).as("no longer b's to renew").containsExactly(key("k"));
+
+        // Then the next owner takes the compensation over at once, not after b's lease, and it is still
+        // the dead key's (its reason kept, "b" no longer able to record an outcome)
+        Claim next = claim("k", "c", LEASE);
+        assertThat(next).isInstanceOf(Claim.Compensate.class);
+        assertThat(((Claim.Compensate) next).reason()).isEqualTo("attempts exhausted");
+        assertThat(store.recordCompensation(key("k"), "b", CompensationOutcome.OK)).isFalse();
+        assertThat(store.recordCompensation(key("k"), "c", CompensationOutcome.OK)).isTrue();
+        assertThat(claim("k", "d", LEASE)).isInstanceOf(Claim.Dead.class);
+    }
+
+    @Test
     void renewalExtendsTheLeaseSoNoOneCanTakeOver() {
         claim("k", "a", Duration.ofMillis(300));
         claimed("dead", "a");
