@@ -1,10 +1,13 @@
 package dev.idem.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.idem.core.memory.InMemoryClaimStore;
+import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRecord;
+import dev.idem.core.spi.ClaimRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -18,9 +21,11 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * A batch run by several threads (a poll's partitions): a copy of a key running on another thread
- * waits for it and is its duplicate, not sent back busy; and a processor closing while a batch is
- * still open (a handler outlived the consumer's grace) records what the batch finished as done.
+ * A batch run by several threads (a poll's partitions, RocketMQ calls claimed together): a copy of a
+ * key running on another thread waits for it and is its duplicate, not sent back busy; a caller done
+ * with its messages releases those it never started while the batch stays open ({@link Batch#release}),
+ * and a copy of a released key does not run under the claim given up; and a processor closing while
+ * a batch is still open (a handler outlived the consumer's grace) records what the batch finished as done.
  */
 class ThreadsOfOneBatchTest {
 
@@ -92,6 +97,40 @@ class ThreadsOfOneBatchTest {
             slow.get(5, TimeUnit.SECONDS);
         } finally {
             threads.shutdownNow();
+        }
+    }
+
+    @Test
+    void messagesACallerNeverStartedAreReleasedAtOnceAndTheirCopiesInTheBatchDoNotRun() {
+        try (IdempotentProcessor<String> processor = processor();
+             Batch<String> batch = processor.open(List.of(envelope("a", 0), envelope("b", 1), envelope("c", 2),
+                     envelope("b", 3)))) {
+            // Given a caller of messages 0..2 that ran only the first
+            assertThat(batch.process(0)).isInstanceOf(Outcome.Applied.class);
+
+            // When it is done with them
+            batch.release(0, 3);
+
+            // Then the messages it never started are free for their redelivery, the batch still open
+            assertThat(state("b")).isNotEqualTo(ClaimRecord.State.CLAIMED);
+            assertThat(state("c")).isNotEqualTo(ClaimRecord.State.CLAIMED);
+            assertThat(store.claim(List.of(new ClaimRequest(new IdempotencyKey("inventory", "orders", "b"), 0)),
+                    "another-instance", Duration.ofSeconds(30)).get(0)).isInstanceOf(Claim.Claimed.class);
+            // And the one it ran stays held until the batch completes it
+            assertThat(state("a")).isEqualTo(ClaimRecord.State.CLAIMED);
+            // And another caller's copy of a released key is Busy, not run under the claim given up
+            assertThat(batch.process(3)).isInstanceOf(Outcome.Busy.class);
+            assertThat(handled).containsExactly("a");
+        }
+        assertThat(state("a")).isEqualTo(ClaimRecord.State.DONE);
+        assertThat(state("b")).as("the other instance's claim is left alone").isEqualTo(ClaimRecord.State.CLAIMED);
+    }
+
+    @Test
+    void aRangeOutsideTheBatchIsRefused() {
+        try (IdempotentProcessor<String> processor = processor();
+             Batch<String> batch = processor.open(List.of(envelope("a", 0)))) {
+            assertThatThrownBy(() -> batch.release(0, 2)).isInstanceOf(IndexOutOfBoundsException.class);
         }
     }
 }
