@@ -37,18 +37,16 @@ final class Completions<T> {
     private static final Duration GIVEN_BACK_RETRY = Duration.ofMillis(100);
 
     private final ClaimStore claims;
-    private final Duration lease;
     private final LeaseRenewer renewer;
     private final Meters meters;
     private final Tracing tracing;
     private final Ticker ticker;
     private final HeldHere held;
 
-    Completions(ClaimStore claims, Duration lease, LeaseRenewer renewer, Meters meters, Tracing tracing,
+    Completions(ClaimStore claims, LeaseRenewer renewer, Meters meters, Tracing tracing,
                 Ticker ticker, HeldHere held) {
         this.claims = claims;
         this.held = held;
-        this.lease = lease;
         this.renewer = renewer;
         this.meters = meters;
         this.tracing = tracing;
@@ -207,17 +205,12 @@ final class Completions<T> {
      * not erase a crash, or a message that crashes every consumer would never reach its dead letter.
      */
     private void release(Round<T> round, List<IdempotencyKey> unstarted, List<IdempotencyKey> abandoned) {
-        for (IdempotencyKey key : abandoned) {
-            try {
-                claims.count(key, round.owner, lease);
-            } catch (ClaimStoreException e) {
-                LOG.warn("could not count the crashed run of {} before releasing it", key, e);
-            }
+        if (unstarted.isEmpty()) {
+            return;
         }
         try {
-            if (!unstarted.isEmpty()) {
-                claims.release(unstarted, round.owner);
-            }
+            // Counted and released in one step: a failed call leaves the crash for the next owner to count, once.
+            claims.release(unstarted, Set.copyOf(abandoned), round.owner);
         } catch (ClaimStoreException e) {
             LOG.warn("could not release {} unstarted claim(s); their leases will expire", unstarted.size(), e);
         }

@@ -98,7 +98,7 @@ final class Protocol<T> implements AutoCloseable {
                 setbacks);
         this.failureStep = new FailureStep<>(c, claims, failures, setbacks, checkStep, deadLetterStep);
         this.heldHere = new HeldHere();
-        this.completions = new Completions<>(c.claims(), c.lease(), renewer, meters, tracing, c.ticker(), heldHere);
+        this.completions = new Completions<>(c.claims(), renewer, meters, tracing, c.ticker(), heldHere);
         this.claimStep = new ClaimStep<>(new Preparation<>(c.group(), c.codec(), KeyTextSource.of(c.keys())),
                 c.claims(), c.lease(), renewer, heldHere, meters, c.ticker());
     }

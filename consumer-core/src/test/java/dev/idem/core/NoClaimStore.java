@@ -55,7 +55,7 @@ public final class NoClaimStore implements ClaimStore {
     }
 
     @Override
-    public void release(Collection<IdempotencyKey> keys, String owner) {
+    public void release(Collection<IdempotencyKey> keys, Set<IdempotencyKey> crashed, String owner) {
     }
 
     @Override

@@ -180,10 +180,17 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     }
 
     @Override
-    public void release(Collection<IdempotencyKey> keys, String owner) {
-        List<String> redisKeys = keys.stream().map(this::redisKey).toList();
-        List<Object> replies = scripts.many(redisKeys,
-                (slot, group) -> new RedisScripts.Extra(List.of(), this.keys.args(slot, "release", owner)));
+    public void release(Collection<IdempotencyKey> keys, Set<IdempotencyKey> crashed, String owner) {
+        List<IdempotencyKey> ordered = List.copyOf(keys);
+        List<String> redisKeys = ordered.stream().map(this::redisKey).toList();
+        List<Object> replies = scripts.many(redisKeys, (slot, group) -> {
+            // One flag per key of the group: 'c' counts its crashed run first.
+            StringBuilder flags = new StringBuilder(group.size());
+            for (int i : group) {
+                flags.append(crashed.contains(ordered.get(i)) ? 'c' : '-');
+            }
+            return new RedisScripts.Extra(List.of(), this.keys.args(slot, "release", owner, flags.toString()));
+        });
         for (int i = 0; i < redisKeys.size(); i++) {
             if (made(replies.get(i))) {
                 compact.changed(redisKeys.get(i), owner);

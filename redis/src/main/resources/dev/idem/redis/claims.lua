@@ -371,14 +371,18 @@ if op == 'fail' then
   return d(r.a) .. ':' .. d(r.n) .. ':' .. r.ff
 end
 
--- release: ARGV owner. Frees claims whose handler never started, counting nothing; a compensation the
--- owner holds and never started ends its lease, the key still dead-lettered. Returns per key 1/0.
+-- release: ARGV owner, then one flag per key ('c': a claim taken over from a crashed owner, whose
+-- uncounted attempt is counted first, in this same step; '-' otherwise; none: every key '-'). Frees
+-- claims whose handler never started; a compensation the owner holds and never started ends its
+-- lease, the key still dead-lettered. Returns per key 1/0.
 if op == 'release' then
   local out = {}
+  local flags = ARGV[3]
   for i, key in ipairs(KEYS) do
     local r = load(key)
     out[i] = 0
     if r and r.o == ARGV[2] and r.s == 'C' then
+      if string.sub(flags, i, i) == 'c' and r.u == '1' then r.a = r.a + 1 end
       r.s, r.o, r.u = 'F', '', '0'
       keep(key, r)
       out[i] = 1

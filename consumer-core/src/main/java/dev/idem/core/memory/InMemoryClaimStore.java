@@ -213,11 +213,14 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
     }
 
     @Override
-    public synchronized void release(Collection<IdempotencyKey> keys, String owner) {
+    public synchronized void release(Collection<IdempotencyKey> keys, Set<IdempotencyKey> crashed, String owner) {
         Instant now = clock.instant();
         for (IdempotencyKey key : keys) {
             Entry e = owned(key, owner);
             if (e != null) {
+                if (crashed.contains(key)) {
+                    countAttempt(e);
+                }
                 e.state = ClaimRecord.State.FAILED;
                 e.owner = null;
                 e.uncounted = false;

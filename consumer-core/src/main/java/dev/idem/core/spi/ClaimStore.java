@@ -96,7 +96,19 @@ public interface ClaimStore {
      * given up the same way: the key stays dead-lettered, and the next claim takes its compensation
      * over at once instead of after this owner's lease.
      */
-    void release(Collection<IdempotencyKey> keys, String owner);
+    default void release(Collection<IdempotencyKey> keys, String owner) {
+        release(keys, Set.of(), owner);
+    }
+
+    /**
+     * As {@link #release(Collection, String)}, but first counts, in the same atomic step, the
+     * uncounted attempt of each of {@code crashed}: claims taken over from an abandoned owner, whose
+     * crashed run must be counted as before a run ({@link #count}), or a consumer that gives up such a
+     * claim unrun (a poll claimed ahead, then a rebalance) would erase a crash. One step, so a failed
+     * call neither counts without releasing (the next owner would count that crash again) nor releases
+     * without counting.
+     */
+    void release(Collection<IdempotencyKey> keys, Set<IdempotencyKey> crashed, String owner);
 
     /**
      * Records, before the dead letter is published, that the key is to be dead-lettered: from now on

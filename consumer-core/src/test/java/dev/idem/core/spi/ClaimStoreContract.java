@@ -115,6 +115,25 @@ public abstract class ClaimStoreContract {
     }
 
     @Test
+    void aTakeoverGivenUpUnrunCountsTheCrashedRunAsItIsReleased() {
+        // Given a claim of "a", who crashed in its handler, taken over by "b" and given up unrun
+        claim("k", "a", SHORT_LEASE);
+        awaitTakeover("k", "b");
+        claimed("other", "b");
+
+        // When "b" releases both, "k" as a crashed run's takeover
+        store.release(List.of(key("k"), key("other")), Set.of(key("k")), "b");
+
+        // Then a's run is counted once and both keys are free; the key that was no takeover counts nothing
+        assertThat(admin.inspect(key("k")).orElseThrow().attempts()).isEqualTo(1);
+        assertThat(admin.inspect(key("other")).orElseThrow().attempts()).isZero();
+        Claim.Claimed next = claimed("k", "c");
+        assertThat(next.abandoned()).as("released, not abandoned").isFalse();
+        assertThat(next.attempt()).isEqualTo(2);
+        assertThat(claimed("other", "c").attempt()).isEqualTo(1);
+    }
+
+    @Test
     void takingOverAnAbandonedClaimReportsItAsAbandoned() {
         claim("k", "a", SHORT_LEASE);
 
