@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,9 +65,17 @@ final class Setbacks<T> {
 
     /** Hands a claim back uncounted (infrastructure trouble: not the message's fault). */
     Outcome release(Round<T> round, Prepared<T> item, Outcome outcome) {
+        return release(round, item, outcome, false);
+    }
+
+    /**
+     * Hands a claim back; one taken over from a crashed owner ({@code crashed}) has that crash
+     * counted in the same step, so a store that failed to count it before the handler cannot erase it.
+     */
+    Outcome release(Round<T> round, Prepared<T> item, Outcome outcome, boolean crashed) {
         try {
             round.held.drop(item.key());
-            claims.release(List.of(item.key()), round.owner);
+            claims.release(List.of(item.key()), crashed ? Set.of(item.key()) : Set.of(), round.owner);
         } catch (ClaimStoreException e) {
             LOG.warn("could not release {}; its lease will expire", item.key(), e);
         }

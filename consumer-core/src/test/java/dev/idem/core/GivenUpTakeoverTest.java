@@ -30,13 +30,15 @@ class GivenUpTakeoverTest {
     private final ManualClock clock = new ManualClock(Instant.parse("2026-11-27T10:00:00Z"));
     private final InMemoryClaimStore memory = new InMemoryClaimStore(clock, Duration.ofDays(7), Duration.ofDays(1));
     private final AtomicBoolean storeFailsReleasing = new AtomicBoolean();
+    private final AtomicBoolean storeFailsCounting = new AtomicBoolean();
     private final IdempotencyKey key = new IdempotencyKey("inventory", "orders", "k");
 
-    /** The in-memory store, whose releases fail while asked to (after its counts went through). */
+    /** The in-memory store, whose releases or counts fail while asked to. */
     private ClaimStore store() {
         return (ClaimStore) Proxy.newProxyInstance(ClaimStore.class.getClassLoader(), new Class<?>[] {ClaimStore.class},
                 (proxy, method, args) -> {
-                    if (method.getName().equals("release") && storeFailsReleasing.get()) {
+                    if (method.getName().equals("release") && storeFailsReleasing.get()
+                            || method.getName().equals("count") && storeFailsCounting.get()) {
                         throw new ClaimStoreException("Redis timed out (test)", null);
                     }
                     try {
@@ -96,5 +98,24 @@ class GivenUpTakeoverTest {
 
         // Then the one crash is counted once, not once by the given-up takeover and again by the next owner
         assertThat(attempts()).isEqualTo(1);
+    }
+
+    @Test
+    void aCrashedRunIsCountedWhenTheCountBeforeItsHandlerFailsAndTheClaimIsHandedBack() {
+        // Given a run that crashed, taken over by a batch whose count before the handler fails
+        crashedRun("crashed");
+        storeFailsCounting.set(true);
+
+        // When the message runs: deferred, its claim handed back
+        try (IdempotentProcessor<String> processor = processor();
+             Batch<String> batch = processor.open(List.of(new Envelope("orders", 0, "0", "orders-0@0", 1, Map.of(),
+                     "k".getBytes(StandardCharsets.UTF_8))))) {
+            assertThat(batch.process(0)).isInstanceOf(Outcome.Deferred.class);
+        }
+
+        // Then the crash is counted with the hand-back, not erased by it
+        assertThat(attempts()).isEqualTo(1);
+        assertThat(((Claim.Claimed) memory.claim(List.of(new ClaimRequest(key, 0)), "next", LEASE).get(0)).attempt())
+                .isEqualTo(2);
     }
 }
