@@ -82,7 +82,7 @@ final class ClaimStep<T> {
                 failure = e;
             }
             List<IdempotencyKey> held = answers.values().stream()
-                    .filter(c -> c instanceof Claim.Claimed || c instanceof Claim.Compensate).map(Claim::key).toList();
+                    .filter(Claim::held).map(Claim::key).toList();
             Round<T> round = new Round<>(owner, items, answers, failure, renewer.hold(owner, held, claimedAt), span,
                     opening, askAgain);
             heldHere.opened(opening, round);
@@ -114,7 +114,7 @@ final class ClaimStep<T> {
             round.askAgain.remove(key);
             return answer;
         }
-        if (claim instanceof Claim.Claimed || claim instanceof Claim.Compensate) {
+        if (claim.held()) {
             round.held.add(key);
             round.held.confirmed(key, sentAt);
         }

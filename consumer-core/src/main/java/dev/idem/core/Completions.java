@@ -95,13 +95,13 @@ final class Completions<T> {
                 Claim claim = round.claims.get(key);
                 boolean asking = round.askAgain.contains(key);
                 // Settled as Busy unless it started: no copy runs it under the claim released here.
-                if ((claim instanceof Claim.Claimed || claim instanceof Claim.Compensate || asking)
+                if ((claim != null && claim.held() || asking)
                         && round.settled.putIfAbsent(key, new Outcome.Busy(key, GIVEN_BACK_RETRY)) == null) {
                     if (asking) {
                         round.askAgain.remove(key);   // not asked again: the batch no longer may hold it
                     } else {
                         unstarted.add(key);
-                        if (claim instanceof Claim.Claimed claimed && claimed.abandoned() && !claimed.fresh()) {
+                        if (claim instanceof Claim.Claimed claimed && claimed.takenOverFromCrash()) {
                             abandoned.add(key);
                         }
                     }
@@ -172,10 +172,9 @@ final class Completions<T> {
             done = round.takeWaiting();
             round.claims.forEach((key, claim) -> {
                 // A held compensation never started is given up too: the next owner takes it at once.
-                if ((claim instanceof Claim.Claimed || claim instanceof Claim.Compensate) && !round.started.contains(key)) {
+                if (claim.held() && !round.started.contains(key)) {
                     unstarted.add(key);
-                    // Taken over from a crashed owner (not this owner's own claim asked again: fresh).
-                    if (claim instanceof Claim.Claimed claimed && claimed.abandoned() && !claimed.fresh()) {
+                    if (claim instanceof Claim.Claimed claimed && claimed.takenOverFromCrash()) {
                         abandoned.add(key);
                     }
                 }

@@ -33,6 +33,6 @@ final class Opening {
             return true;
         }
         Claim claim = opened.claims.get(key);
-        return claim instanceof Claim.Claimed || claim instanceof Claim.Compensate || opened.askAgain.contains(key);
+        return claim != null && claim.held() || opened.askAgain.contains(key);
     }
 }

@@ -282,10 +282,8 @@ final class Protocol<T> implements AutoCloseable {
                 }
                 round.held.confirmed(key, sentAt);
             } catch (ClaimStoreException e) {
-                // A crashed run not counted now is counted with the release (or, if that fails too,
-                // by the next owner's takeover).
                 return setbacks.release(round, item, setbacks.deferred(item, "claim store unavailable", e),
-                        claimed.abandoned() && !claimed.fresh());
+                        claimed.takenOverFromCrash());
             }
         }
 

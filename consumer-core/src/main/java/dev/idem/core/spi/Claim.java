@@ -11,6 +11,11 @@ public sealed interface Claim {
     /** The key claimed. */
     IdempotencyKey key();
 
+    /** The caller now holds the key under a lease: a claim to run, or a compensation to finish. */
+    default boolean held() {
+        return this instanceof Claimed || this instanceof Compensate;
+    }
+
     /**
      * The caller now owns the key until its lease ends. Its attempt is uncounted: the store counts
      * it with its outcome ({@link ClaimStore#fail}, {@link ClaimStore#doom}), or earlier with
@@ -31,6 +36,14 @@ public sealed interface Claim {
     record Claimed(IdempotencyKey key, long fence, int attempt, int failures, boolean abandoned, boolean fresh,
                    Optional<Instant> firstFailureAt, Optional<String> lastError, Optional<String> deadLetterReason)
             implements Claim {
+
+        /**
+         * Taken over from an owner that crashed in its run (not this owner's own claim asked again):
+         * that run is counted before the handler, or with the release if the message never runs.
+         */
+        public boolean takenOverFromCrash() {
+            return abandoned && !fresh;
+        }
     }
 
     /** The effect is recorded as done within the dedup window. */
