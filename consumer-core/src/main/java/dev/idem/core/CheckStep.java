@@ -5,6 +5,7 @@ import dev.idem.core.internal.Prepared;
 import dev.idem.core.internal.Tracing;
 import dev.idem.core.spi.Claim;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * Step 2e of a message's trip ({@link Protocol}): the business check asked, in a span of its own, and
@@ -51,8 +52,9 @@ final class CheckStep<T> {
     /** The system of record has the key: a duplicate, or a dead letter whose compensation is to finish. */
     Outcome foundApplied(Round<T> round, Prepared<T> item, Claim.Claimed claimed, Delivery<T> delivery,
                          String reason) throws Exception {
-        if (dedupCheck.compensationPending(delivery)) {
-            return deadLetterStep.recoverCompensation(round, item, claimed);
+        OptionalLong pending = dedupCheck.compensationPending(delivery);
+        if (pending.isPresent()) {
+            return deadLetterStep.recoverCompensation(round, item, claimed, pending.getAsLong());
         }
         return new Outcome.Duplicate(item.key(), reason);
     }

@@ -13,17 +13,22 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The end of a batch's trip (decision 0007): finished keys are completed in one round trip that is
- * sent and not awaited, at the batch's close or on the way through a long batch; messages never
- * started are released (a crashed owner's run counted first). What is on its way is known to
- * {@link HeldHere}, so a claim meeting those keys busy waits for it.
+ * sent and not awaited, at the batch's close or, in a batch still running, at the latest a second
+ * after they finished (a timer looks at the open batches); messages never started are released
+ * (one taken over from a crashed owner is left abandoned, for the next claim to count). What is on
+ * its way is known to {@link HeldHere}, so a claim meeting those keys busy waits for it.
  *
  * @param <T> payload type
  */
@@ -33,6 +38,17 @@ final class Completions<T> {
     // A batch running longer than this sends the completion of its finished keys on the way, not
     // only at its close: about as often as an adapter commits offsets.
     private static final Duration EAGER_COMPLETION = Duration.ofSeconds(1);
+    // The timer looks at the open batches this often, and sends what has waited this period less
+    // than a second: a finished key waits at most a second for its completion, however long the rest
+    // of its batch runs (a crash meanwhile can repeat it in Redis-only mode, so the promise names it).
+    private static final Duration TIMER_PERIOD = Duration.ofMillis(200);
+    private static final long DUE_NANOS = EAGER_COMPLETION.minus(TIMER_PERIOD).toNanos();
+    // One thread for every processor's timer: a round only sends, it never waits for Redis.
+    private static final ScheduledExecutorService TIMER = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread thread = new Thread(task, "idem-completion-timer");
+        thread.setDaemon(true);
+        return thread;
+    });
     // A copy of a key whose message was given back unstarted: the redelivery of that message runs it.
     private static final Duration GIVEN_BACK_RETRY = Duration.ofMillis(100);
 
@@ -42,6 +58,13 @@ final class Completions<T> {
     private final Tracing tracing;
     private final Ticker ticker;
     private final HeldHere held;
+    private final ScheduledFuture<?> timer;
+    // The processor is closing: what finishes from now on is completed at once, and renewal and the
+    // timer stop once no handler of this processor runs (a handler may outlive its consumer's grace).
+    private volatile boolean closing;
+    // A timer round and the close's stop of the timer exclude each other.
+    private final Object timerLock = new Object();
+    private final AtomicBoolean stoppedForGood = new AtomicBoolean();
 
     Completions(ClaimStore claims, LeaseRenewer renewer, Meters meters, Tracing tracing,
                 Ticker ticker, HeldHere held) {
@@ -51,13 +74,99 @@ final class Completions<T> {
         this.meters = meters;
         this.tracing = tracing;
         this.ticker = ticker;
+        long period = TIMER_PERIOD.toMillis();
+        this.timer = TIMER.scheduleAtFixedRate(this::sendDue, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * The timer's round: sends the completion of the finished keys of every open batch whose oldest
+     * has waited long enough, so a key's completion never waits for the slowest message of its poll
+     * or of a RocketMQ claim group (a hung handler, a 20-second one).
+     */
+    void sendDue() {
+        synchronized (timerLock) {
+            if (closing) {
+                return;   // from now on what finishes is completed at once
+            }
+            try {
+                long now = ticker.nanos();
+                for (Round<?> open : held.openRounds()) {
+                    @SuppressWarnings("unchecked")
+                    Round<T> round = (Round<T>) open;
+                    // Under the batch's read lock, as a message's run: its close (the write lock) never
+                    // finds keys taken here and not yet known as completing.
+                    if (!round.lock.readLock().tryLock()) {
+                        continue;
+                    }
+                    try {
+                        List<IdempotencyKey> due;
+                        synchronized (round) {
+                            if (round.closed || round.toComplete.isEmpty()
+                                    || now - round.waitingSinceNanos < DUE_NANOS) {
+                                continue;
+                            }
+                            due = round.takeWaiting();
+                        }
+                        complete(round, due);
+                    } finally {
+                        round.lock.readLock().unlock();
+                    }
+                }
+            } catch (RuntimeException | Error e) {
+                // A scheduled task that throws is never run again: nothing may escape a round.
+                LOG.error("completion timer round failed; the next round runs as usual", e);
+            }
+        }
+    }
+
+    /**
+     * The processor begins to close: from now on a finished key is completed at once, and the timer
+     * stops, once a round of it in progress has sent what it took (so the close's wait for the
+     * completions on their way sees it).
+     */
+    void beginClose() {
+        closing = true;
+        synchronized (timerLock) {
+            timer.cancel(false);
+        }
+    }
+
+    /**
+     * The processor closes: batches with no handler running stop being renewed now; those with one
+     * keep their leases renewed until it returns (in Redis-only mode a lease left to lapse under a
+     * running handler would let another owner run the key at the same time); then the renewal stops.
+     */
+    void closeWhenIdle() {
+        for (Round<?> open : held.openRounds()) {
+            boolean idle;
+            synchronized (open) {
+                idle = open.running == 0;
+            }
+            if (idle) {
+                renewer.forget(open.owner);
+            }
+        }
+        stopIfIdle();
+    }
+
+    private void stopIfIdle() {
+        for (Round<?> open : held.openRounds()) {
+            synchronized (open) {
+                if (open.running > 0) {
+                    return;
+                }
+            }
+        }
+        if (stoppedForGood.compareAndSet(false, true)) {
+            renewer.close();
+        }
     }
 
     /** A key whose outcome needs a completion: with the batch's, or at once if the batch was abandoned. */
     void completeLater(Round<T> round, IdempotencyKey key) {
         List<IdempotencyKey> now;
         synchronized (round) {
-            if (round.closed) {
+            if (round.closed || closing) {
                 now = List.of(key);
             } else {
                 long at = ticker.nanos();
@@ -146,15 +255,21 @@ final class Completions<T> {
         }
     }
 
-    /** A message stopped running; the last one out of an abandoned batch stops its renewal. */
+    /**
+     * A message stopped running; the last one out of an abandoned batch, or of any batch once the
+     * processor is closing, stops its renewal.
+     */
     void stopped(Round<T> round) {
         boolean idle;
         synchronized (round) {
             round.running--;
-            idle = round.closed && round.running == 0;
+            idle = (round.closed || closing) && round.running == 0;
         }
         if (idle) {
             renewer.forget(round.owner);
+            if (closing) {
+                stopIfIdle();
+            }
         }
     }
 
@@ -199,19 +314,25 @@ final class Completions<T> {
     }
 
     /**
-     * Releases claims whose message never ran. One taken over from a crashed owner first has the
-     * crashed run counted, as before a run (decision 0003): a poll claimed ahead and given up must
-     * not erase a crash, or a message that crashes every consumer would never reach its dead letter.
+     * Releases claims whose message never ran. One taken over from a crashed owner is left abandoned,
+     * for the next claim to take over and count (decision 0003): a poll claimed ahead and given up
+     * must not erase a crash (a message crashing every consumer would never reach its dead letter),
+     * nor count one for a run that never started.
      */
     private void release(Round<T> round, List<IdempotencyKey> unstarted, List<IdempotencyKey> abandoned) {
         if (unstarted.isEmpty()) {
             return;
         }
         try {
-            // Counted and released in one step: a failed call leaves the crash for the next owner to count, once.
+            // A failed call leaves the claims to lapse: the next owner takes them over and counts, once.
             claims.release(unstarted, Set.copyOf(abandoned), round.owner);
         } catch (ClaimStoreException e) {
             LOG.warn("could not release {} unstarted claim(s); their leases will expire", unstarted.size(), e);
+        } catch (RuntimeException e) {
+            // A store's defect (it should throw ClaimStoreException): the batch still closes, or a
+            // consumer waiting for its close would stop for good while it reports running.
+            LOG.error("the claim store failed releasing {} unstarted claim(s); their leases will expire",
+                    unstarted.size(), e);
         }
     }
 

@@ -159,14 +159,16 @@ final class DeadLetterStep<T> {
     /**
      * A key the business check remembers as dead-lettered, with no compensation outcome, while the
      * claim store has no record of it (it lost the record between the dead letter and the end of its
-     * compensation): mark it dead again, its compensation held by this owner, and compensate, once.
-     * The letter is not published again.
+     * compensation): mark it dead again, its compensation held by this owner, and compensate, once,
+     * under the fence the ledger recorded with the dead letter, so the compensation keeps its id. The
+     * letter is not published again.
      */
-    Outcome recoverCompensation(Round<T> round, Prepared<T> item, Claim.Claimed claimed) {
+    Outcome recoverCompensation(Round<T> round, Prepared<T> item, Claim.Claimed claimed, long recordedFence) {
         IdempotencyKey key = item.key();
         String reason = "dead-lettered earlier; compensation finished after the claim store lost its record";
         try {
-            if (!claims.deadLetter(key, round.owner, lease)) {
+            // Marked dead under the ledger's fence, so a takeover of this compensation keeps its id.
+            if (!claims.deadLetter(key, round.owner, lease, recordedFence)) {
                 return setbacks.leaseLost(key);
             }
         } catch (ClaimStoreException e) {
@@ -174,7 +176,7 @@ final class DeadLetterStep<T> {
         }
         LOG.warn("{} was dead-lettered earlier but its compensation has no outcome, and the claim store lost "
                 + "its record: compensating now", key);
-        DeadLetter letter = deadLetterOf(item, claimed.fence(), claimed.attempt() - 1, reason, "", null,
+        DeadLetter letter = deadLetterOf(item, recordedFence, claimed.attempt() - 1, reason, "", null,
                 claimed.firstFailureAt());
         Compensated compensated = compensate(round, letter);
         if (compensated != Compensated.RECORDED) {

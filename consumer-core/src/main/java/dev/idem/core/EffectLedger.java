@@ -3,6 +3,7 @@ package dev.idem.core;
 import dev.idem.core.spi.CompensationOutcome;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * A system of record that is more than a dedup check: it keeps what the processor tells it of dead
@@ -53,17 +54,19 @@ public interface EffectLedger<T> extends DedupCheck<T> {
     }
 
     /**
-     * Whether this key was dead-lettered here ({@link #deadLettered}) and no compensation outcome is
-     * recorded for it ({@link #compensated}). Asked only when {@link #alreadyApplied} answered true,
-     * or the handler refused the delivery with a {@link DuplicateEffectException}, for a key the
-     * claim store had no finished record of: the processor then finishes the compensation,
-     * once, so a Redis loss between the dead letter and its compensation does not lose it. Default:
-     * false.
+     * The fence of this key's dead-lettering recorded here ({@link #deadLettered}) while no
+     * compensation outcome is recorded for it ({@link #compensated}); empty when there is none. Asked
+     * when {@link #alreadyApplied} answered true, or the handler refused the delivery with a
+     * {@link DuplicateEffectException}, for a key the claim store had no finished record of: the
+     * processor then finishes the compensation, once, so a Redis loss between the dead letter and its
+     * compensation does not lose it; and when a compensation cut off by a crash is taken over. The
+     * fence names the dead-lettering ({@link DeadLetter#compensationId()}), so the compensation keeps
+     * its id after the claim store lost its record. Default: empty.
      *
      * @throws Exception if the system of record cannot answer: the delivery is deferred
      */
-    default boolean compensationPending(Delivery<? extends T> delivery) throws Exception {
-        return false;
+    default OptionalLong compensationPending(Delivery<? extends T> delivery) throws Exception {
+        return OptionalLong.empty();
     }
 
     /**

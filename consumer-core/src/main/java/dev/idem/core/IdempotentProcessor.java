@@ -84,8 +84,11 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
     }
 
     /**
-     * Waits for the last completion sent, then stops renewing leases. Close batches first: a batch
-     * still open keeps its claims until their leases expire.
+     * Completes what open batches finished and waits for the completions sent, then stops renewing
+     * leases, except for handlers still running (one that outlived its consumer's grace): those keep
+     * their leases renewed until they return, and their effects are completed then, so no other owner
+     * runs their keys meanwhile. Close batches first: the unstarted claims of a batch still open stay
+     * until their leases expire.
      */
     @Override
     public void close() {

@@ -294,7 +294,9 @@ final class Protocol<T> implements AutoCloseable {
                 return checkStep.foundApplied(round, item, claimed, delivery, "found by the business check");
             }
         } catch (Exception e) {
-            return setbacks.release(round, item, setbacks.deferred(item, "business check unavailable: " + Failures.describe(e), e));
+            // Before the handler: a takeover goes back abandoned, its count taken back, for the next owner.
+            return setbacks.release(round, item, setbacks.deferred(item, "business check unavailable: " + Failures.describe(e), e),
+                    claimed.takenOverFromCrash());
         }
 
         // 2f. The handler, through the interceptor slot, while the lease is renewed.
@@ -400,14 +402,15 @@ final class Protocol<T> implements AutoCloseable {
 
     @Override
     public void close() {
+        completions.beginClose();
         // Batches still open (a handler outlived the consumer's grace): what finished is completed now,
-        // all sent before any is awaited.
+        // all sent before any is awaited; handlers still running keep their leases until they return.
         for (Round<?> open : heldHere.openRounds()) {
             @SuppressWarnings("unchecked")
             Round<T> round = (Round<T>) open;
             completions.sendWaiting(round);
         }
         heldHere.awaitSent();
-        renewer.close();
+        completions.closeWhenIdle();
     }
 }

@@ -69,8 +69,9 @@ final class Setbacks<T> {
     }
 
     /**
-     * Hands a claim back; one taken over from a crashed owner ({@code crashed}) has that crash
-     * counted in the same step, so a store that failed to count it before the handler cannot erase it.
+     * Hands a claim back; one taken over from a crashed owner ({@code crashed}) is left abandoned, so
+     * the next claim takes it over and counts its run: a store that failed to count before the handler
+     * cannot erase the crash.
      */
     Outcome release(Round<T> round, Prepared<T> item, Outcome outcome, boolean crashed) {
         try {

@@ -74,6 +74,11 @@ public final class NoClaimStore implements ClaimStore {
     }
 
     @Override
+    public boolean deadLetter(IdempotencyKey key, String owner, Duration compensationLease, long fence) {
+        return true;
+    }
+
+    @Override
     public boolean recordCompensation(IdempotencyKey key, String owner, CompensationOutcome outcome) {
         return true;
     }

@@ -108,7 +108,7 @@ class OwnBatchesTest {
     }
 
     @Test
-    void aClaimTakenOverFromACrashedOwnerAndGivenUpUnrunCountsTheCrashedRun() {
+    void aClaimTakenOverFromACrashedOwnerAndGivenUpUnrunIsLeftForTheNextOwnerToTakeOverAndCount() {
         MutableClock clock = new MutableClock();
         InMemoryClaimStore store = new InMemoryClaimStore(clock, Duration.ofDays(7), Duration.ofDays(1));
         IdempotencyKey key = new IdempotencyKey("inventory", "orders", "order-1");
@@ -123,7 +123,9 @@ class OwnBatchesTest {
 
         Claim next = store.claim(List.of(new ClaimRequest(key, 1)), "next", Duration.ofSeconds(30)).get(0);
         assertThat(next).isInstanceOf(Claim.Claimed.class);
-        assertThat(((Claim.Claimed) next).attempt()).as("the crashed run is counted; this is the second").isEqualTo(2);
+        assertThat(((Claim.Claimed) next).takenOverFromCrash()).as("still a takeover: counted before it runs").isTrue();
+        assertThat(store.count(key, "next", Duration.ofSeconds(30))).isTrue();
+        assertThat(store.inspect(key).orElseThrow().attempts()).as("one count, for the run about to start").isEqualTo(1);
         assertThat(handled).isEmpty();
     }
 

@@ -8,8 +8,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.redisson.api.RScript;
 import org.slf4j.Logger;
@@ -36,10 +38,12 @@ final class ClaimRound {
     private final int minCompactBatch;
     // Slots that answered TRYAGAIN lately, with when (System.nanoTime) that stops being assumed.
     private final Map<Integer, Long> migrating = new ConcurrentHashMap<>();
+    private final LateReleases late;
 
     ClaimRound(RedisClaimStore store, RedisScripts scripts, KeySpace keys, CompactClaims compact,
                long doneWindowMillis, long attemptsWindowMillis, int minCompactBatch) {
         this.store = store;
+        this.late = new LateReleases(store);
         this.scripts = scripts;
         this.keys = keys;
         this.compact = compact;
@@ -77,9 +81,12 @@ final class ClaimRound {
         });
         for (int g = 0; g < grouped.size(); g++) {
             Object reply = groupReplies.get(g);
-            if (reply instanceof RedisScripts.Failed failed && (failed.tryAgain() || !failed.known())) {
-                // A slot being migrated, or a call whose reply is missing (the batch failed elsewhere):
-                // claimed again alone, which a claim by the same owner may be (it keeps its claim).
+            if (reply instanceof RedisScripts.Failed failed && (failed.tryAgain() || failed.refusedElsewhere())) {
+                // A slot being migrated, or a call left unanswered because Redis refused another call
+                // of the same batch (TRYAGAIN on another slot): its keys claimed again alone, which a
+                // claim by the same owner may be (it keeps its claim). A call whose reply is missing
+                // because Redis did not answer (a timeout, a node lost) is not: one by one, each key
+                // would wait its own timeout; the claim fails, and what the call may hold is released.
                 if (failed.tryAgain()) {
                     migrating.put(keys.slotOf(names.get(grouped.get(g))), System.nanoTime() + MIGRATING_FOR.toNanos());
                 }
@@ -91,7 +98,7 @@ final class ClaimRound {
         for (int i : alone) {
             replies.set(i, claimAlone(names.get(i), requests.get(i), owner, lease, window, compactWindow));
         }
-        failIfAnyFailed(replies, requests, owner);
+        failIfAnyFailed(replies, requests, owner, lease);
         Map<Integer, List<String>> compactBySlot = new HashMap<>();
         List<String> full = new ArrayList<>();
         for (int i = 0; i < names.size(); i++) {
@@ -162,40 +169,47 @@ final class ClaimRound {
                     keys.epochKey(keys.slotOf(redisKey)));
             return reply.get(0);
         } catch (ClaimStoreException e) {
-            return new RedisScripts.Failed(e, true);
+            return RedisScripts.Failed.of(e);
         }
     }
 
     /**
      * A claim call is whole or nothing to its caller: when a slot's call failed, every key the call
-     * may have claimed (claimed, or whose reply is missing) is released before the failure is thrown,
-     * so nothing stays claimed that the caller was not told of (copies elsewhere found it busy for a
-     * whole lease). A release is owner-checked: a key this owner did not hold is left as it is.
+     * may hold (claimed, a compensation taken over, or whose reply is missing) is released before the
+     * failure is thrown, so nothing stays claimed that the caller was not told of (copies elsewhere
+     * found it busy for a whole lease). A release is owner-checked, and the owner is this call's alone:
+     * a key this owner does not hold is left as it is. A takeover of a crashed owner, or a key whose
+     * reply is missing (it may be one), is left abandoned for the next claim to count, never released
+     * as if no run had crashed. A call whose reply is missing may still run (a paused or slow Redis),
+     * so a release that fails is tried again in the background until the lease would have ended.
      */
-    private void failIfAnyFailed(List<Object> replies, List<ClaimRequest> requests, String owner) {
+    private void failIfAnyFailed(List<Object> replies, List<ClaimRequest> requests, String owner, Duration lease) {
         RedisScripts.Failed failed = null;
         List<IdempotencyKey> mayHold = new ArrayList<>();
+        Set<IdempotencyKey> crashed = new HashSet<>();
         for (int i = 0; i < replies.size(); i++) {
             Object reply = replies.get(i);
+            IdempotencyKey key = requests.get(i).key();
             if (reply instanceof RedisScripts.Failed f) {
                 failed = failed == null || !failed.known() ? f : failed;
-                if (!f.known()) {
-                    mayHold.add(requests.get(i).key());
-                }
+                // Its reply is missing, or an error reply may have come after some of its writes.
+                mayHold.add(key);
+                crashed.add(key);
             } else if (reply instanceof String text && (text.startsWith("C:") || text.startsWith("c:"))) {
-                mayHold.add(requests.get(i).key());
+                mayHold.add(key);
+                if (ClaimRecords.claim(key, "C" + text.substring(1)) instanceof Claim.Claimed claimed
+                        && claimed.takenOverFromCrash()) {
+                    crashed.add(key);
+                }
+            } else if (reply instanceof String text && text.startsWith("K:")) {
+                mayHold.add(key);
             }
         }
         if (failed == null) {
             return;
         }
         if (!mayHold.isEmpty()) {
-            try {
-                store.release(mayHold, owner);
-            } catch (ClaimStoreException e) {
-                LOG.warn("could not release the {} key(s) a failed claim call may hold; their leases will expire",
-                        mayHold.size(), e);
-            }
+            late.release(mayHold, crashed, owner, lease);
         }
         Throwable cause = failed.cause();
         throw cause instanceof ClaimStoreException store ? store

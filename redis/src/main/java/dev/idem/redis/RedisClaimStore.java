@@ -184,7 +184,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         List<IdempotencyKey> ordered = List.copyOf(keys);
         List<String> redisKeys = ordered.stream().map(this::redisKey).toList();
         List<Object> replies = scripts.many(redisKeys, (slot, group) -> {
-            // One flag per key of the group: 'c' counts its crashed run first.
+            // One flag per key of the group: 'c' leaves a takeover abandoned, for the next claim to count.
             StringBuilder flags = new StringBuilder(group.size());
             for (int i : group) {
                 flags.append(crashed.contains(ordered.get(i)) ? 'c' : '-');
@@ -213,7 +213,13 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     @Override
     public boolean deadLetter(IdempotencyKey key, String owner, Duration compensationLease) {
         return yes(change(key, owner, RScript.ReturnType.INTEGER, "dead", owner,
-                Long.toString(doneWindowMillis), Long.toString(compensationLease.toMillis())));
+                Long.toString(doneWindowMillis), Long.toString(compensationLease.toMillis()), ""));
+    }
+
+    @Override
+    public boolean deadLetter(IdempotencyKey key, String owner, Duration compensationLease, long fence) {
+        return yes(change(key, owner, RScript.ReturnType.INTEGER, "dead", owner,
+                Long.toString(doneWindowMillis), Long.toString(compensationLease.toMillis()), Long.toString(fence)));
     }
 
     @Override

@@ -21,7 +21,12 @@ import org.redisson.api.RScript;
 import org.redisson.api.RScriptAsync;
 import org.redisson.api.options.OptionalOptions;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisException;
+import org.redisson.client.RedisNodeNotFoundException;
+import org.redisson.client.RedisReconnectedException;
+import org.redisson.client.RedisTimeoutException;
+import org.redisson.RedissonShutdownException;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -134,6 +139,23 @@ final class RedisScripts {
      *               missing: a call whose reply is missing may have run
      */
     record Failed(Throwable cause, boolean known) {
+        /**
+         * A call that failed with {@code cause}: known only when Redis answered with an error reply. A
+         * timeout, a connection lost or a node not found leaves the reply missing, and the call may
+         * still run (a paused or slow Redis runs it later), so it is not known to have failed.
+         */
+        static Failed of(Throwable cause) {
+            return new Failed(cause, replied(cause));
+        }
+
+        /**
+         * The call's reply is missing because Redis refused another call of its batch with an error
+         * reply: Redis answers, so the call may be tried again at once.
+         */
+        boolean refusedElsewhere() {
+            return !known && replied(cause);
+        }
+
         /** Redis refused a multi-key call on a slot being migrated (some of its keys missing there). */
         boolean tryAgain() {
             return known && String.valueOf(rootMessage(cause)).startsWith("TRYAGAIN");
@@ -184,7 +206,7 @@ final class RedisScripts {
             CompletableFuture<List<Object>> one = call(eachOnItsOwn ? once : script, current, keys, group.getKey(),
                     group.getValue(), args).toCompletableFuture();
             return eachOnItsOwn ? one.handle((reply, error) -> error == null ? scatter(group.getValue(), reply, replies)
-                    : fill(group.getValue(), new Failed(error, true), replies))
+                    : fill(group.getValue(), Failed.of(error), replies))
                     : one.thenApply(reply -> scatter(group.getValue(), reply, replies));
         }
         RBatch batch = eachOnItsOwn ? redisson.createBatch(BatchOptions.defaults().retryAttempts(0))
@@ -210,7 +232,7 @@ final class RedisScripts {
                 if (call.isDone() && !call.isCompletedExceptionally()) {
                     scatter(order.get(g), call.join(), replies);
                 } else if (call.isDone()) {
-                    fill(order.get(g), new Failed(call.handle((reply, error) -> error).join(), true), replies);
+                    fill(order.get(g), Failed.of(call.handle((reply, error) -> error).join()), replies);
                 } else {
                     // The batch failed on another node before this call's reply came: it may have run.
                     fill(order.get(g), new Failed(batchError, false), replies);
@@ -218,6 +240,20 @@ final class RedisScripts {
             }
             return replies;
         });
+    }
+
+    /** Whether Redis answered the call with an error reply, so the call did not run. */
+    static boolean replied(Throwable error) {
+        boolean reply = false;
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof RedisTimeoutException || t instanceof RedisConnectionException
+                    || t instanceof RedisReconnectedException || t instanceof RedisNodeNotFoundException
+                    || t instanceof RedissonShutdownException) {
+                return false;   // anywhere in the chain: the reply may be missing
+            }
+            reply |= t instanceof RedisException;
+        }
+        return reply;   // nothing from Redis (cancelled, interrupted): nothing says the call did not run
     }
 
     private static List<Object> fill(List<Integer> group, Failed failed, List<Object> replies) {

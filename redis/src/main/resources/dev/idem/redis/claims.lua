@@ -371,10 +371,12 @@ if op == 'fail' then
   return d(r.a) .. ':' .. d(r.n) .. ':' .. r.ff
 end
 
--- release: ARGV owner, then one flag per key ('c': a claim taken over from a crashed owner, whose
--- uncounted attempt is counted first, in this same step; '-' otherwise; none: every key '-'). Frees
--- claims whose handler never started; a compensation the owner holds and never started ends its
--- lease, the key still dead-lettered. Returns per key 1/0.
+-- release: ARGV owner, then one flag per key ('c': a claim taken over from a crashed owner; '-'
+-- otherwise; none: every key '-'). Frees claims whose handler never started. A 'c' key is left as its
+-- crashed owner left it, abandoned (its lease ended, no owner), so the next claim takes it over and
+-- counts its own run before it starts: a crash is neither erased by a takeover given up unrun nor
+-- counted for a run that never started (a poll held but never begun). A compensation the owner holds
+-- and never started ends its lease, the key still dead-lettered. Returns per key 1/0.
 if op == 'release' then
   local out = {}
   local flags = ARGV[3]
@@ -382,8 +384,14 @@ if op == 'release' then
     local r = load(key)
     out[i] = 0
     if r and r.o == ARGV[2] and r.s == 'C' then
-      if string.sub(flags, i, i) == 'c' and r.u == '1' then r.a = r.a + 1 end
-      r.s, r.o, r.u = 'F', '', '0'
+      if string.sub(flags, i, i) == 'c' then
+        -- Its handler never started: a count made for it (whose reply was lost, or before a check
+        -- that then failed) is taken back, and the next claim counts its own run.
+        if r.u == '0' then r.a = r.a - 1 end
+        r.o, r.l, r.u = '', 0, '1'
+      else
+        r.s, r.o, r.u = 'F', '', '0'
+      end
       keep(key, r)
       out[i] = 1
     elseif r and r.o == ARGV[2] and r.s == 'X' and r.cs == 'pending' then
@@ -426,12 +434,16 @@ if op == 'postpone' then
   return 1
 end
 
--- dead: ARGV owner, dead-window ms, compensation lease ms. Marks the key dead-lettered; the owner
--- holds its compensation until the outcome is recorded or the lease ends. Returns 1, or 0 if not the owner.
+-- dead: ARGV owner, dead-window ms, compensation lease ms, fence ('' for the claim's own). Marks the
+-- key dead-lettered; the owner holds its compensation until the outcome is recorded or the lease ends.
+-- A fence given names the dead-lettering when it is older than this claim (a compensation recovered
+-- after Redis lost the record keeps the fence its ledger recorded, which its id is made of).
+-- Returns 1, or 0 if not the owner.
 if op == 'dead' then
   local r = owned(KEYS[1], ARGV[2])
   if not r then return 0 end
   if r.u == '1' then r.a = r.a + 1 end
+  if ARGV[5] ~= '' then r.f = tonumber(ARGV[5]) end
   r.s, r.u, r.cs, r.due, r.l = 'X', '0', 'pending', 0, now_ms() + tonumber(ARGV[4])
   redis.call('SET', KEYS[1], encode(r), 'PX', ARGV[3])
   -- The index never fails the mark (during a slot migration it may be on the other node).

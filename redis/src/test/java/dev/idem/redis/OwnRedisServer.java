@@ -36,6 +36,10 @@ public final class OwnRedisServer implements AutoCloseable {
         return server;
     }
 
+    public int port() {
+        return port;
+    }
+
     public void up() throws IOException {
         process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
                 "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction")

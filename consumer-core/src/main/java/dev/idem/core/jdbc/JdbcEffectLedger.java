@@ -17,6 +17,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -142,11 +143,11 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
     }
 
     /**
-     * Whether the key's row says dead-lettered with no compensation outcome yet (outcome {@code dead};
-     * {@code dead-ok} once {@link #compensated} recorded one).
+     * The fence of the key's row when it says dead-lettered with no compensation outcome yet (outcome
+     * {@code dead}; {@code dead-ok} once {@link #compensated} recorded one).
      */
     @Override
-    public boolean compensationPending(Delivery<?> delivery) throws SQLException {
+    public OptionalLong compensationPending(Delivery<?> delivery) throws SQLException {
         return deadRows.compensationPending(delivery);
     }
 

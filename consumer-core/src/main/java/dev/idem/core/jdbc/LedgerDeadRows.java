@@ -10,6 +10,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Clock;
+import java.util.OptionalLong;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,20 +64,20 @@ final class LedgerDeadRows {
     }
 
     /**
-     * Whether the key's row says dead-lettered with no compensation outcome yet (outcome {@code dead};
-     * {@code dead-ok} once {@link #compensated} recorded one).
+     * The fence of the key's row when it says dead-lettered with no compensation outcome yet (outcome
+     * {@code dead}; {@code dead-ok} once {@link #compensated} recorded one).
      */
-    boolean compensationPending(Delivery<?> delivery) throws SQLException {
+    OptionalLong compensationPending(Delivery<?> delivery) throws SQLException {
         try (Connection connection = dataSource.getConnection();
-             PreparedStatement select = connection.prepareStatement("select 1 from " + table
+             PreparedStatement select = connection.prepareStatement("select fence from " + table
                      + " where consumer_group = ? and topic = ? and idempotency_key = ? and outcome = 'dead'")) {
             LedgerInserts.bind(select, delivery.key());
             try (ResultSet rows = select.executeQuery()) {
-                return rows.next();
+                return rows.next() ? OptionalLong.of(rows.getLong(1)) : OptionalLong.empty();
             }
         } catch (SQLException e) {
             if (LedgerInserts.isDataException(e)) {
-                return false;
+                return OptionalLong.empty();
             }
             throw e;
         }

@@ -217,10 +217,16 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
         Instant now = clock.instant();
         for (IdempotencyKey key : keys) {
             Entry e = owned(key, owner);
-            if (e != null) {
-                if (crashed.contains(key)) {
-                    countAttempt(e);
+            if (e != null && crashed.contains(key)) {
+                // Left abandoned, as its crashed owner left it: the next claim takes it over and counts
+                // its own run; a count made for this one, whose handler never started, is taken back.
+                if (!e.uncounted) {
+                    e.attempts--;
+                    e.uncounted = true;
                 }
+                e.owner = null;
+                e.leaseUntil = now;
+            } else if (e != null) {
                 e.state = ClaimRecord.State.FAILED;
                 e.owner = null;
                 e.uncounted = false;
@@ -269,9 +275,21 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
 
     @Override
     public synchronized boolean deadLetter(IdempotencyKey key, String owner, Duration compensationLease) {
+        return dead(key, owner, compensationLease, null);
+    }
+
+    @Override
+    public synchronized boolean deadLetter(IdempotencyKey key, String owner, Duration compensationLease, long fence) {
+        return dead(key, owner, compensationLease, fence);
+    }
+
+    private boolean dead(IdempotencyKey key, String owner, Duration compensationLease, Long fence) {
         Entry e = owned(key, owner);
         if (e == null) {
             return false;
+        }
+        if (fence != null) {
+            e.fence = fence;
         }
         countAttempt(e);
         Instant now = clock.instant();

@@ -101,12 +101,15 @@ public interface ClaimStore {
     }
 
     /**
-     * As {@link #release(Collection, String)}, but first counts, in the same atomic step, the
-     * uncounted attempt of each of {@code crashed}: claims taken over from an abandoned owner, whose
-     * crashed run must be counted as before a run ({@link #count}), or a consumer that gives up such a
-     * claim unrun (a poll claimed ahead, then a rebalance) would erase a crash. One step, so a failed
-     * call neither counts without releasing (the next owner would count that crash again) nor releases
-     * without counting.
+     * As {@link #release(Collection, String)}, except that each of {@code crashed} (claims taken over
+     * from an abandoned owner) is left abandoned, as its crashed owner left it: no owner, its lease
+     * ended, nothing counted (a count made for this claim, whose handler never started, is taken
+     * back). The next claim takes it over ({@link Claim.Claimed#abandoned()}) and counts its own run
+     * before it starts ({@link #count}). So a consumer giving such a claim up unrun
+     * (a poll claimed ahead, then a rebalance) neither erases a crash (a plain release would make the
+     * next run an uncounted first one) nor counts one for a run that never started (the crashed owner
+     * may only have held the key in a poll it never began): attempts count handler runs. One step per
+     * key; a failed call leaves the claim to lapse, with the same effect.
      */
     void release(Collection<IdempotencyKey> keys, Set<IdempotencyKey> crashed, String owner);
 
@@ -136,6 +139,17 @@ public interface ClaimStore {
      * @return false if {@code owner} no longer held the key
      */
     boolean deadLetter(IdempotencyKey key, String owner, Duration compensationLease);
+
+    /**
+     * As {@link #deadLetter(IdempotencyKey, String, Duration)}, with the dead-lettering named by
+     * {@code fence} instead of the claim's own: a compensation recovered after the store lost the
+     * key's record keeps the fence the business check recorded with the dead letter, so a takeover of
+     * it after a crash reads that fence here and the compensation keeps its id
+     * ({@link dev.idem.core.DeadLetter#compensationId()}). A store must keep the fence given.
+     *
+     * @return false if {@code owner} no longer held the key
+     */
+    boolean deadLetter(IdempotencyKey key, String owner, Duration compensationLease, long fence);
 
     /**
      * Records the outcome of a compensation {@code owner} holds ({@link CompensationOutcome#OK} or a failure).

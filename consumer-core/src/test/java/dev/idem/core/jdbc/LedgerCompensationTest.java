@@ -6,11 +6,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idem.core.Compensation;
 import dev.idem.core.DeadLetter;
 import dev.idem.core.Delivery;
+import dev.idem.core.Envelope;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.KeySource;
+import dev.idem.core.Outcome;
+import dev.idem.core.PayloadCodec;
+import dev.idem.core.memory.InMemoryClaimStore;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -63,7 +73,7 @@ class LedgerCompensationTest {
 
         assertThat(LedgerFixture.movements(keepAlive, "order-1")).as("stock returned").isEqualTo(1);
         assertThat(calls).as("hook calls").hasValue(1);
-        assertThat(ledger.compensationPending(delivery)).isFalse();
+        assertThat(ledger.compensationPending(delivery)).isEmpty();
     }
 
     @Test
@@ -73,10 +83,10 @@ class LedgerCompensationTest {
         assertThatThrownBy(() -> returnStock(true).compensate(letter)).hasMessageContaining("failed after its write");
 
         assertThat(LedgerFixture.movements(keepAlive, "order-1")).isZero();
-        assertThat(ledger.compensationPending(delivery)).isTrue();
+        assertThat(ledger.compensationPending(delivery)).isPresent();
         returnStock(false).compensate(letter);
         assertThat(LedgerFixture.movements(keepAlive, "order-1")).isEqualTo(1);
-        assertThat(ledger.compensationPending(delivery)).isFalse();
+        assertThat(ledger.compensationPending(delivery)).isEmpty();
     }
 
     @Test
@@ -87,7 +97,7 @@ class LedgerCompensationTest {
 
         assertThat(LedgerFixture.movements(keepAlive, "order-1")).isEqualTo(1);
         assertThat(ledger.alreadyApplied(delivery)).as("the key is remembered as dead-lettered").isTrue();
-        assertThat(ledger.compensationPending(delivery)).isFalse();
+        assertThat(ledger.compensationPending(delivery)).isEmpty();
     }
 
     /** A key dead-lettered again after a replay whose dead row was not forgotten: its own undo runs. */
@@ -103,6 +113,30 @@ class LedgerCompensationTest {
 
         assertThat(LedgerFixture.movements(keepAlive, "order-1")).isEqualTo(2);
         assertThat(calls).hasValue(2);
+    }
+
+    @Test
+    void aCompensationRecoveredAfterTheClaimStoreLostItsRecordKeepsItsId() throws Exception {
+        // Given a key dead-lettered under fence 7 whose compensation never recorded an outcome, and a
+        // claim store that lost its record (a Redis loss)
+        ledger.deadLettered(letter);
+        List<String> ids = new CopyOnWriteArrayList<>();
+        try (IdempotentProcessor<String> processor = ledger.processor(LedgerFixture.<String>insertMovement())
+                .group("inventory").claims(InMemoryClaimStore.create()).codec(PayloadCodec.utf8())
+                .keys(KeySource.payload(p -> p)).compensation(deadLetter -> ids.add(deadLetter.compensationId()))
+                .deadLetters(deadLetter -> {
+                    throw new AssertionError("the letter is not published again: " + deadLetter);
+                }).build()) {
+
+            // When a copy of the message arrives
+            Outcome outcome = processor.process(new Envelope("orders", 0, "1", "orders-0@1", 0, Map.of(),
+                    "order-1".getBytes(StandardCharsets.UTF_8)));
+
+            // Then the compensation runs once more under the dead-lettering's own id, for a hook to dedupe on
+            assertThat(outcome).isInstanceOf(Outcome.DeadLettered.class);
+        }
+        assertThat(ids).containsExactly(letter.compensationId());
+        assertThat(ledger.compensationPending(delivery)).isEmpty();
     }
 
     @Test

@@ -115,22 +115,41 @@ public abstract class ClaimStoreContract {
     }
 
     @Test
-    void aTakeoverGivenUpUnrunCountsTheCrashedRunAsItIsReleased() {
-        // Given a claim of "a", who crashed in its handler, taken over by "b" and given up unrun
+    void aTakeoverGivenUpUnrunIsLeftAbandonedForTheNextClaimToCount() {
+        // Given a claim of "a", whose owner died, taken over by "b" and given up unrun
         claim("k", "a", SHORT_LEASE);
         awaitTakeover("k", "b");
         claimed("other", "b");
 
-        // When "b" releases both, "k" as a crashed run's takeover
+        // When "b" releases both, "k" as a crashed owner's takeover
         store.release(List.of(key("k"), key("other")), Set.of(key("k")), "b");
 
-        // Then a's run is counted once and both keys are free; the key that was no takeover counts nothing
-        assertThat(admin.inspect(key("k")).orElseThrow().attempts()).isEqualTo(1);
+        // Then nothing is counted (a's run may never have started), "k" is free at once and taken over
+        // by the next claim, which counts its own run before it starts; "other" is plainly released
+        assertThat(admin.inspect(key("k")).orElseThrow().attempts()).isZero();
         assertThat(admin.inspect(key("other")).orElseThrow().attempts()).isZero();
         Claim.Claimed next = claimed("k", "c");
-        assertThat(next.abandoned()).as("released, not abandoned").isFalse();
-        assertThat(next.attempt()).isEqualTo(2);
-        assertThat(claimed("other", "c").attempt()).isEqualTo(1);
+        assertThat(next.abandoned()).as("still a takeover").isTrue();
+        assertThat(next.fresh()).isFalse();
+        assertThat(next.attempt()).isEqualTo(1);
+        assertThat(store.count(key("k"), "c", LEASE)).isTrue();
+        assertThat(admin.inspect(key("k")).orElseThrow().attempts()).isEqualTo(1);
+        Claim.Claimed other = claimed("other", "c");
+        assertThat(other.abandoned()).as("released, not abandoned").isFalse();
+        assertThat(other.attempt()).isEqualTo(1);
+    }
+
+    @Test
+    void aTakeoverGivenUpUnrunIsNoLongerItsOwners() {
+        // Given a takeover by "b", given up unrun
+        claim("k", "a", SHORT_LEASE);
+        awaitTakeover("k", "b");
+        store.release(List.of(key("k")), Set.of(key("k")), "b");
+
+        // Then "b" can neither renew, count nor complete it
+        assertThat(store.renew(List.of(key("k")), "b", LEASE)).containsExactly(key("k"));
+        assertThat(store.count(key("k"), "b", LEASE)).isFalse();
+        assertThat(store.complete(List.of(key("k")), "b")).containsExactly(key("k"));
     }
 
     @Test
@@ -464,6 +483,23 @@ public abstract class ClaimStoreContract {
         assertThat(claim("k", "d", LEASE)).isInstanceOf(Claim.Dead.class);
         assertThat(admin.pendingCompensations(group, 10)).isEmpty();
         assertThat(admin.deadKeys(group, 10)).extracting(ClaimAdmin.KeyRecord::key).containsExactly(key("k"));
+    }
+
+    @Test
+    void aDeadLetteringNamedByAnOlderFenceKeepsItForTheTakeoverOfItsCompensation() {
+        store = newStore(Duration.ofMinutes(1));
+        // Given a key recovered after a Redis loss: claimed anew, marked dead under the fence its
+        // ledger recorded with the first dead letter, and its compensation cut off by a crash
+        long recorded = 1_700_000_000_000_000L;
+        assertThat(claimed("k", "a").fence()).isGreaterThan(recorded);
+        assertThat(store.deadLetter(key("k"), "a", SHORT_LEASE, recorded)).isTrue();
+
+        // When "b" takes the compensation over after its lease
+        Claim taken = await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(25))
+                .until(() -> claim("k", "b", LEASE), c -> c instanceof Claim.Compensate);
+
+        // Then it is named by the recorded fence, as the first run was
+        assertThat(((Claim.Compensate) taken).fence()).isEqualTo(recorded);
     }
 
     @Test
