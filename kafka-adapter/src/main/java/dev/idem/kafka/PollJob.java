@@ -154,7 +154,17 @@ final class PollJob<T> {
             result.completeExceptionally(crash);
             return;
         }
-        batch.close();
+        try {
+            batch.close();
+        } catch (RuntimeException e) {
+            // A claim store's defect (it should log and go on): the records ran and their outcomes
+            // stand; the poll loop must go on, not wait for this poll for ever.
+            LOG.error("closing the batch of {} record(s) failed; its claims lapse with their leases",
+                    records.count(), e);
+        } catch (Error e) {
+            result.completeExceptionally(e);
+            throw e;
+        }
         result.complete(new PollResult(commits, redeliveries, outcomes));
     }
 

@@ -61,7 +61,7 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
     private final LoopEvents events;
     private final Runnable release;
     private final OffsetCommits commits;
-    private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
+    private final Backoffs backoffs = new Backoffs();
     private volatile boolean stopping;
     private boolean closingConsumer;
     // A JVM error stopped the loop: it commits nothing more, as a crashed process would not.
@@ -208,7 +208,7 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
             if (commits.ours(partition)) {
                 consumer.seek(partition, redelivery.offset());
                 consumer.pause(List.of(partition));
-                pausedUntil.put(partition, now.plus(redelivery.delay()));
+                backoffs.pause(partition, now.plus(redelivery.delay()));
                 if (ahead != null) {
                     // Its records there come after the one sent back: released unrun, fetched again.
                     ahead.stop(List.of(partition));
@@ -222,7 +222,7 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
 
     private void resumeNotDeferred() {
         List<TopicPartition> resume = new ArrayList<>(consumer.assignment());
-        resume.removeAll(pausedUntil.keySet());
+        resume.removeAll(backoffs.paused());
         consumer.resume(resume);
     }
 
@@ -252,7 +252,7 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
         });
         List<TopicPartition> kept = new ArrayList<>(consumer.assignment());
         kept.removeAll(handedOver);
-        kept.removeAll(pausedUntil.keySet());
+        kept.removeAll(backoffs.paused());
         consumer.resume(kept);
     }
 
@@ -302,18 +302,10 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
     }
 
     private void resumeDue() {
-        if (pausedUntil.isEmpty()) {
+        if (backoffs.paused().isEmpty()) {
             return;
         }
-        Instant now = settings.clock().instant();
-        List<TopicPartition> due = new ArrayList<>();
-        pausedUntil.entrySet().removeIf(entry -> {
-            if (entry.getValue().isAfter(now)) {
-                return false;
-            }
-            due.add(entry.getKey());
-            return true;
-        });
+        List<TopicPartition> due = backoffs.due(settings.clock().instant());
         due.retainAll(consumer.assignment());
         if (!due.isEmpty()) {
             consumer.resume(due);
@@ -337,7 +329,7 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            partitions.forEach(pausedUntil::remove);
+            backoffs.revoked(partitions, settings.clock().instant());
             if (partitions.isEmpty()) {
                 return;
             }
@@ -368,7 +360,7 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
-            partitions.forEach(pausedUntil::remove);
+            backoffs.revoked(partitions, settings.clock().instant());
             commits.lost(partitions);
             discardAhead(partitions);
             if (job != null) {
@@ -386,6 +378,10 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
             }
             if (ahead != null) {
                 consumer.pause(partitions);
+            }
+            List<TopicPartition> waiting = backoffs.assigned(partitions, settings.clock().instant());
+            if (!waiting.isEmpty()) {
+                consumer.pause(waiting);
             }
         }
     }

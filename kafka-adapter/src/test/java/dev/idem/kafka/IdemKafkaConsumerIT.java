@@ -171,6 +171,13 @@ class IdemKafkaConsumerIT {
     // 4. Crash -------------------------------------------------------------------------------
 
     private int crash(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, Guards guards) throws Exception {
+        return crash(kafka, postgres, names, guards, Map.of());
+    }
+
+    private int crash(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, Guards guards,
+                      Map<String, Object> protocol) throws Exception {
+        Map<String, Object> settings = new HashMap<>(protocol);
+        settings.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100);
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 2, guards)) {
             AtomicBoolean crashed = new AtomicBoolean();
             String victim = scenario.orderId(650);
@@ -180,15 +187,15 @@ class IdemKafkaConsumerIT {
                 }
             });
             scenario.produce(1_000, 1);
-            IdemKafkaConsumer<Order> first = scenario.startConsumer(1, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100));
+            IdemKafkaConsumer<Order> first = scenario.startConsumer(1, settings);
             await().atMost(DRAIN).until(() -> !first.isRunning());
             assertThat(first.failure()).isInstanceOf(Crash.class);
 
-            scenario.startConsumer(1, Map.of(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100));
+            scenario.startConsumer(1, settings);
             scenario.awaitDrained(DRAIN);
             int effects = scenario.effects();
-            LOG.info("Kafka crash, guards {}: 1,000 orders, consumer crashed mid-batch -> {} effects",
-                    guards, effects);
+            LOG.info("Kafka crash, guards {}, {}: 1,000 orders, consumer crashed mid-batch -> {} effects",
+                    guards, protocol, effects);
             return effects;
         }
     }
@@ -215,19 +222,24 @@ class IdemKafkaConsumerIT {
 
     private int rebalance(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, Guards guards)
             throws Exception {
+        return rebalance(kafka, postgres, names, guards, Map.of());
+    }
+
+    private int rebalance(KafkaBroker kafka, PostgresDatabase postgres, TestNames names, Guards guards,
+                          Map<String, Object> protocol) throws Exception {
         try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 6, guards)) {
             scenario.handlerDelay(2);
             scenario.produce(3_000, 3);
-            IdemKafkaConsumer<Order> leaving = scenario.startConsumer(2);
-            scenario.startConsumer(2);
+            IdemKafkaConsumer<Order> leaving = scenario.startConsumer(2, protocol);
+            scenario.startConsumer(2, protocol);
             await().atMost(DRAIN).until(() -> scenario.invocations.size() >= 1_000);
-            scenario.startConsumer(2);
+            scenario.startConsumer(2, protocol);
             await().atMost(DRAIN).until(() -> scenario.invocations.size() >= 2_000);
             leaving.close();
             scenario.awaitDrained(DRAIN);
             int effects = scenario.effects();
-            LOG.info("Kafka rebalance, guards {}: 9,000 records of 3,000 orders, a consumer joins and one leaves "
-                    + "-> {} effects", guards, effects);
+            LOG.info("Kafka rebalance, guards {}, {}: 9,000 records of 3,000 orders, a consumer joins and one leaves "
+                    + "-> {} effects", guards, protocol, effects);
             return effects;
         }
     }
@@ -248,6 +260,41 @@ class IdemKafkaConsumerIT {
     void withoutClaimAndBusinessCheckTheRebalanceRunAppliesDuplicates(
             KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
         assertThat(rebalance(kafka, postgres, names, Guards.OFF)).isGreaterThan(3_000);
+    }
+
+    // 5b. Kafka 4's consumer group protocol (KIP-848): the broker assigns, and a rebalance moves only
+    // the partitions that change owner, without stopping the others.
+
+    private static final Map<String, Object> CONSUMER_PROTOCOL = Map.of("group.protocol", "consumer");
+
+    @Test
+    void withTheConsumerGroupProtocolACrashMidBatchAppliesEveryOrderOnce(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        assertThat(crash(kafka, postgres, names, Guards.ON, CONSUMER_PROTOCOL)).isEqualTo(1_000);
+    }
+
+    @Test
+    void withTheConsumerGroupProtocolInRedisOnlyModeACrashMidBatchAppliesEveryOrderOnce(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        assertThat(crash(kafka, postgres, names, Guards.REDIS_ONLY, CONSUMER_PROTOCOL)).isEqualTo(1_000);
+    }
+
+    @Test
+    void withTheConsumerGroupProtocolAJoinAndALeaveApplyEveryOrderOnce(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        assertThat(rebalance(kafka, postgres, names, Guards.ON, CONSUMER_PROTOCOL)).isEqualTo(3_000);
+    }
+
+    @Test
+    void withTheConsumerGroupProtocolInRedisOnlyModeAJoinAndALeaveApplyEveryOrderOnce(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        assertThat(rebalance(kafka, postgres, names, Guards.REDIS_ONLY, CONSUMER_PROTOCOL)).isEqualTo(3_000);
+    }
+
+    @Test
+    void withTheConsumerGroupProtocolAndNoClaimOrBusinessCheckTheRebalanceRunAppliesDuplicates(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        assertThat(rebalance(kafka, postgres, names, Guards.OFF, CONSUMER_PROTOCOL)).isGreaterThan(3_000);
     }
 
     // 6. Ordering ----------------------------------------------------------------------------

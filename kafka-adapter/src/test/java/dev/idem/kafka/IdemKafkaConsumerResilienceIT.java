@@ -19,7 +19,9 @@ import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.TestNames;
 import java.nio.charset.StandardCharsets;
+import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +32,8 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 import org.junit.jupiter.api.AfterAll;
@@ -120,6 +124,45 @@ class IdemKafkaConsumerResilienceIT {
             assertThatThrownBy(() -> scenario.startConsumer(1))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("backoff must give a delay >= 0 but gave null");
+        }
+    }
+
+    @Test
+    void aRebalanceDoesNotCutTheBackoffOfARecordSentBackShort(
+            KafkaBroker kafka, PostgresDatabase postgres, TestNames names) throws Exception {
+        try (KafkaScenario scenario = new KafkaScenario(kafka, redisson, postgres, names, 1, Guards.ON)) {
+            // Given a record whose handler fails, sent back with a backoff of 8 s
+            String failing = scenario.orderId(0);
+            Duration backoff = Duration.ofSeconds(8);
+            scenario.backoff(backoff).behaviour((order, invocation) -> {
+                throw new IOException("stock service unavailable");
+            });
+            scenario.produce(1, 1);
+            scenario.startConsumer(1);
+            await().atMost(DRAIN).until(() -> scenario.calls(failing) == 1);
+            Instant first = scenario.invocations.get(failing).get(0);
+
+            // When another member joins the group (for another topic): an eager rebalance takes the
+            // partition away and gives it back
+            String other = scenario.topic + "-other";
+            kafka.createTopic(other, 1);
+            try (KafkaConsumer<byte[], byte[]> joiner = new KafkaConsumer<>(Map.of(
+                    ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                    ConsumerConfig.GROUP_ID_CONFIG, scenario.group),
+                    new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                joiner.subscribe(List.of(other));
+                await().atMost(Duration.ofSeconds(30)).until(() -> {
+                    joiner.poll(Duration.ofMillis(100));
+                    return !joiner.assignment().isEmpty();
+                });
+                assertThat(Duration.between(first, Instant.now())).as("rebalanced within the backoff")
+                        .isLessThan(backoff.minusSeconds(2));
+
+                // Then the record still waits out its backoff before its second run
+                await().atMost(DRAIN).until(() -> scenario.calls(failing) >= 2);
+            }
+            Instant second = scenario.invocations.get(failing).get(1);
+            assertThat(Duration.between(first, second)).isGreaterThanOrEqualTo(backoff.minusMillis(500));
         }
     }
 

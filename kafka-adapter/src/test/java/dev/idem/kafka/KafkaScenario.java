@@ -36,13 +36,11 @@ import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.redisson.api.RedissonClient;
 
@@ -336,26 +334,10 @@ final class KafkaScenario implements AutoCloseable {
     }
 
     /** Every record on a topic: all partitions assigned and read from the beginning to their end offsets. */
+    @SuppressWarnings("unchecked")
     List<ConsumerRecord<byte[], byte[]>> readAll(String anyTopic) {
-        List<ConsumerRecord<byte[], byte[]>> all = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false), new ByteArrayDeserializer(),
-                new ByteArrayDeserializer())) {
-            List<TopicPartition> partitions = reader.partitionsFor(anyTopic, Duration.ofSeconds(10)).stream()
-                    .map(p -> new TopicPartition(anyTopic, p.partition())).toList();
-            if (partitions.isEmpty()) {
-                return all;
-            }
-            reader.assign(partitions);
-            reader.seekToBeginning(partitions);
-            Map<TopicPartition, Long> ends = reader.endOffsets(partitions);
-            await().atMost(Duration.ofSeconds(30)).pollInSameThread().pollDelay(Duration.ZERO).until(() -> {
-                reader.poll(Duration.ofMillis(100)).forEach(all::add);
-                return partitions.stream().allMatch(p -> reader.position(p) >= ends.get(p));
-            });
-        }
-        return all;
+        return kafka.read(anyTopic).stream().map(m -> (ConsumerRecord<byte[], byte[]>) m.source(ConsumerRecord.class))
+                .toList();
     }
 
     @Override

@@ -52,4 +52,29 @@ class KafkaSmokeIT {
         // Then it has seen exactly the records that were sent
         assertThat(received).isEqualTo(sent);
     }
+
+    @Test
+    void readGivesBackEveryRecordWrittenSoFarWithItsHeaders(KafkaBroker kafka, TestNames names) {
+        // Given two records, one with a header, on a topic of two partitions
+        String topic = names.topic("read");
+        kafka.createTopic(topic, 2);
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new StringSerializer())) {
+            ProducerRecord<String, String> letter = new ProducerRecord<>(topic, 1, "order-1", "{\"id\":1}");
+            letter.headers().add("idem-reason", "attempts exhausted".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            producer.send(letter);
+            producer.send(new ProducerRecord<>(topic, 0, "order-2", "{\"id\":2}"));
+            producer.flush();
+        }
+
+        // When the topic is read back
+        List<TopicMessage> read = kafka.read(topic);
+
+        // Then both come back, in partition order, with key, body and headers
+        assertThat(read).extracting(TopicMessage::keyText).containsExactly("order-2", "order-1");
+        assertThat(read.get(1).header("idem-reason")).isEqualTo("attempts exhausted");
+        assertThat(read.get(1).text()).isEqualTo("{\"id\":1}");
+        assertThat(kafka.read(names.topic("never-created"))).isEmpty();
+    }
 }

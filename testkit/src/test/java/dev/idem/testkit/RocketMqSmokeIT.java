@@ -62,4 +62,33 @@ class RocketMqSmokeIT {
         // Then it has seen exactly the messages that were sent
         assertThat(received).isEqualTo(sent);
     }
+
+    @Test
+    void readGivesBackEveryMessageWrittenSoFarWithItsUserProperties(RocketMqBroker rocketMq, TestNames names)
+            throws Exception {
+        // Given two messages, one with a user property
+        String topic = names.topic("read");
+        rocketMq.createTopic(topic, 1);
+        DefaultMQProducer producer = new DefaultMQProducer(names.group("read-producer"));
+        producer.setNamesrvAddr(rocketMq.nameServerAddress());
+        producer.start();
+        try {
+            Message letter = new Message(topic, "TagA", "order-1", "{\"id\":1}".getBytes(StandardCharsets.UTF_8));
+            letter.putUserProperty("idem-reason", "attempts exhausted");
+            assertThat(producer.send(letter).getSendStatus()).isEqualTo(SendStatus.SEND_OK);
+            assertThat(producer.send(new Message(topic, "{\"id\":2}".getBytes(StandardCharsets.UTF_8))).getSendStatus())
+                    .isEqualTo(SendStatus.SEND_OK);
+        } finally {
+            producer.shutdown();
+        }
+
+        // When the topic is read back
+        var read = rocketMq.read(topic);
+
+        // Then both come back in order, with keys, body and only the sender's properties as headers
+        assertThat(read).extracting(TopicMessage::text).containsExactly("{\"id\":1}", "{\"id\":2}");
+        assertThat(read.get(0).keyText()).isEqualTo("order-1");
+        assertThat(read.get(0).headers()).containsExactly(java.util.Map.entry("idem-reason", "attempts exhausted"));
+        assertThat(rocketMq.read(names.topic("never-created"))).isEmpty();
+    }
 }

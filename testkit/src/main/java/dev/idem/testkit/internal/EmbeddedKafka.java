@@ -41,6 +41,12 @@ final class EmbeddedKafka extends KafkaTopics {
                     .setConfigProp("group.share.session.timeout.ms", "6000")
                     .setConfigProp("group.share.min.heartbeat.interval.ms", "1000")
                     .setConfigProp("group.share.heartbeat.interval.ms", "1000")
+                    // The same for a member of a consumer-protocol group (KIP-848, group.protocol=consumer):
+                    // its broker-side session is 45 s by default, during which its partitions wait.
+                    .setConfigProp("group.consumer.min.session.timeout.ms", "6000")
+                    .setConfigProp("group.consumer.session.timeout.ms", "6000")
+                    .setConfigProp("group.consumer.min.heartbeat.interval.ms", "1000")
+                    .setConfigProp("group.consumer.heartbeat.interval.ms", "1000")
                     // Tests start consumers right after topics: no 3-second wait for more members.
                     .setConfigProp("group.initial.rebalance.delay.ms", "0")
                     // The default 128 MiB dedupe buffer exhausts small test heaps.
