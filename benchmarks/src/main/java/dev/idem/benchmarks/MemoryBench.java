@@ -32,8 +32,15 @@ final class MemoryBench {
      *
      * @param usedBytesPerKey {@code used_memory} after less before, per key, batch records included
      * @param keys            keys completed
+     * @param guardedWindow   how long a guarded processor keeps its done keys by default
+     * @param redisOnlyWindow how long a Redis-only processor keeps them by default
      */
-    record Scale(double usedBytesPerKey, int keys) {
+    record Scale(double usedBytesPerKey, int keys, Duration guardedWindow, Duration redisOnlyWindow) {
+
+        /** Redis memory, in bytes, of a window's done keys at {@code perSecond} messages a second. */
+        double bytesAt(int perSecond, Duration window) {
+            return usedBytesPerKey * perSecond * window.toSeconds();
+        }
     }
 
     private static final int BATCH = 32;
@@ -62,7 +69,7 @@ final class MemoryBench {
         }
         long after = usedMemory();
         redisson.getKeys().deleteByPattern(prefix + "*");
-        return new Scale((after - before) / (double) keys, keys);
+        return new Scale((after - before) / (double) keys, keys, store.guarded().orElseThrow().doneWindow(), store.doneWindow());
     }
 
     private long usedMemory() {

@@ -101,6 +101,11 @@ final class Report {
                 + "key names of %d characters, with their share of a batch record of 32 keys); at %,d keys, "
                 + "Redis's used_memory grew by %.0f bytes per done key (keyspace and expiry entries included).%n%n",
                 memory.bytesPerKey(), memory.sampled(), memory.keyLength(), scale.keys(), scale.usedBytesPerKey()));
+        // The done window follows the processor's mode (decision 0050): what each default costs at scale.
+        out.append(String.format(Locale.ROOT, "Done keys at 10,000 msg/s by mode, at that size: guarded (on a ledger, "
+                        + "done window %s by default) %.1f GB; Redis-only (done window %s) %.0f GB.%n%n",
+                scale.guardedWindow(), scale.bytesAt(10_000, scale.guardedWindow()) / 1e9, scale.redisOnlyWindow(),
+                scale.bytesAt(10_000, scale.redisOnlyWindow()) / 1e9));
         out.append("| target | measured | met |\n|---|---:|---|\n");
         if (plan.runs("kafka")) {
             target(out, "Kafka: Idem ≥ 0.3× raw (median of rounds)", ratio("kafka", "idem", "raw").median(), KAFKA_VS_RAW,

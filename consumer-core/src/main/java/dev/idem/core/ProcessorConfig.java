@@ -29,8 +29,18 @@ record ProcessorConfig<T>(String group, ClaimStore claims, DedupCheck<? super T>
 
     /** The settings of {@code b}, which {@code build()} has checked. */
     static <T> ProcessorConfig<T> of(IdempotentProcessor.Builder<T> b) {
-        return new ProcessorConfig<>(b.group, b.claims, b.dedupCheck, b.handler, b.interceptor, b.codec, b.keys,
+        return new ProcessorConfig<>(b.group, claimsOf(b), b.dedupCheck, b.handler, b.interceptor, b.codec, b.keys,
                 b.maxAttempts, b.lease, b.backoff, b.maxDeferral, b.fatal, b.infrastructure, b.deadLetters,
                 b.compensation, b.compensationAttempts, b.clock, b.ticker, b.onOutcome);
+    }
+
+    /**
+     * The claim store as the processor uses it: with an {@link EffectLedger} (which remembers effects
+     * and dead letters, like the JDBC ledger) its guarded view, whose done window may be shorter
+     * since the ledger keeps both single beyond it; else the store itself (Redis-only mode, or a plain
+     * check, which remembers no dead letter: the store's window is what keeps one from being repeated).
+     */
+    static ClaimStore claimsOf(IdempotentProcessor.Builder<?> b) {
+        return b.dedupCheck instanceof EffectLedger<?> ? b.claims.guarded().orElse(b.claims) : b.claims;
     }
 }

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.ClaimStore;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,20 +23,22 @@ final class Settings {
         // Failure counts must outlive the retries, or a poison message's count expires between two
         // attempts and it is retried for ever.
         Duration needed = span.plus(b.lease.multipliedBy(b.maxAttempts));
-        if (b.claims.attemptsWindow().compareTo(needed) < 0) {
-            throw new IllegalArgumentException("the claim store's attemptsWindow (" + b.claims.attemptsWindow()
+        ClaimStore claims = ProcessorConfig.claimsOf(b);
+        if (claims.attemptsWindow().compareTo(needed) < 0) {
+            throw new IllegalArgumentException("the claim store's attemptsWindow (" + claims.attemptsWindow()
                     + ") must cover the backoff between maxAttempts (" + b.maxAttempts + ") attempts plus a lease each ("
                     + needed + "): raise attemptsWindow or shorten backoff");
         }
-        if (b.claims.doneWindow().compareTo(b.claims.attemptsWindow()) < 0) {
-            throw new IllegalArgumentException("the claim store's doneWindow (" + b.claims.doneWindow()
-                    + ") must be >= its attemptsWindow (" + b.claims.attemptsWindow() + ")");
+        // A guarded processor's done keys may lapse before failure counts do: its ledger keeps them single.
+        if (claims == b.claims && claims.doneWindow().compareTo(claims.attemptsWindow()) < 0) {
+            throw new IllegalArgumentException("the claim store's doneWindow (" + claims.doneWindow()
+                    + ") must be >= its attemptsWindow (" + claims.attemptsWindow() + ")");
         }
         EffectLedger<?> ledger = EffectLedger.of(b.dedupCheck);
         ledger.retention().ifPresent(retention -> {
-            if (retention.compareTo(b.claims.doneWindow()) < 0) {
+            if (retention.compareTo(claims.doneWindow()) < 0) {
                 throw new IllegalArgumentException("the business check's retention (" + retention
-                        + ") must be >= the claim store's doneWindow (" + b.claims.doneWindow()
+                        + ") must be >= the claim store's doneWindow (" + claims.doneWindow()
                         + "): the guarantee must outlive the fast path");
             }
         });

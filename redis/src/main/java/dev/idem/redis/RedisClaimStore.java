@@ -52,17 +52,32 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     private final ClaimRound claims;
     private final CompletionRound completions;
     private final ClaimListings listings;
+    // The store as guarded processors use it, with the guarded done window (this store when it is that).
+    private final RedisClaimStore guarded;
 
-    private RedisClaimStore(Builder b) {
+    private RedisClaimStore(Builder b, Duration doneWindow, Duration attemptsWindow, boolean guardedView) {
         this.redisson = b.redisson;
         this.scripts = new RedisScripts(redisson, "claims.lua");
-        this.doneWindowMillis = b.doneWindow.toMillis();
-        this.attemptsWindowMillis = b.attemptsWindow.toMillis();
+        this.doneWindowMillis = doneWindow.toMillis();
+        this.attemptsWindowMillis = attemptsWindow.toMillis();
         this.keys = new KeySpace(b.keyPrefix, scripts.cluster(), attemptsWindowMillis);
         this.claims = new ClaimRound(this, scripts, keys, compact, doneWindowMillis, attemptsWindowMillis,
                 b.minCompactBatch);
         this.completions = new CompletionRound(scripts, keys, compact, doneWindowMillis, attemptsWindowMillis);
         this.listings = new ClaimListings(this, redisson, scripts, keys);
+        // Failure counts keep their window: they must cover a message's retries, whatever the mode.
+        this.guarded = guardedView ? this : new RedisClaimStore(b, b.guardedDoneWindow, b.attemptsWindow, true);
+    }
+
+    /**
+     * This store with the guarded done window (default an hour; decision 0050): a processor whose
+     * business check is an {@code EffectLedger} keeps its done and dead keys that long, since the
+     * ledger, not Redis, keeps them single beyond it. The same Redis, prefix, records and attempts
+     * window: only how long new done and dead keys are kept differs.
+     */
+    @Override
+    public Optional<ClaimStore> guarded() {
+        return Optional.of(guarded);
     }
 
     /**
@@ -81,7 +96,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         return keys.of(key);
     }
 
-    /** How long done and dead-lettered keys are remembered. */
+    /** How long done and dead-lettered keys are remembered (by Redis-only processors; {@link #guarded()}'s for guarded ones). */
     @Override
     public Duration doneWindow() {
         return Duration.ofMillis(doneWindowMillis);
@@ -262,8 +277,11 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
 
         private final RedissonClient redisson;
         private String keyPrefix = "idem:";
-        // Done and dead records are remembered for 7 days, the dedup window.
+        // Done and dead records are remembered for 7 days, the dedup window of Redis-only processors.
         private Duration doneWindow = Duration.ofDays(7);
+        // A guarded processor's done keys only spare its business check a query: an hour covers the
+        // copies a storm, a rebalance or a producer retry brings, at 1/168 of a week's memory.
+        private Duration guardedDoneWindow = Duration.ofHours(1);
         // Failure counts live a day: a message failing less often than that is retried afresh.
         private Duration attemptsWindow = Duration.ofDays(1);
         private int minCompactBatch = MIN_COMPACT_BATCH;
@@ -278,9 +296,22 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
             return this;
         }
 
-        /** How long done and dead-lettered keys are remembered. Default 7 days. */
+        /**
+         * How long done and dead-lettered keys are remembered for processors in Redis-only mode, whose
+         * only dedup window it is. Default 7 days.
+         */
         public Builder doneWindow(Duration doneWindow) {
             this.doneWindow = doneWindow;
+            return this;
+        }
+
+        /**
+         * How long done and dead-lettered keys are remembered for guarded processors (on an
+         * {@code EffectLedger}), whose ledger keeps them single beyond it. Default 1 hour; it may be
+         * shorter than the attempts window, which failure counts keep whatever the mode.
+         */
+        public Builder guardedDoneWindow(Duration guardedDoneWindow) {
+            this.guardedDoneWindow = guardedDoneWindow;
             return this;
         }
 
@@ -312,8 +343,12 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
             if (attemptsWindow == null || attemptsWindow.toMillis() < 1000) {
                 throw new IllegalArgumentException("attemptsWindow must be >= 1s but was " + attemptsWindow);
             }
-            RedisClaimStore store = new RedisClaimStore(this);
+            if (guardedDoneWindow == null || guardedDoneWindow.toMillis() < 1000) {
+                throw new IllegalArgumentException("guardedDoneWindow must be >= 1s but was " + guardedDoneWindow);
+            }
+            RedisClaimStore store = new RedisClaimStore(this, doneWindow, attemptsWindow, false);
             store.scripts.load();
+            store.guarded.scripts.load();
             NoEviction.warnUnless(store.redisson, store.scripts.cluster());
             return store;
         }

@@ -24,6 +24,18 @@ public interface ClaimStore {
     Duration attemptsWindow();
 
     /**
+     * This store as a guarded processor uses it, one whose business check is an
+     * {@link dev.idem.core.EffectLedger} (it remembers effects and dead letters, as the JDBC ledger
+     * does): a view that may keep done and dead keys for a shorter window, since the ledger, not the
+     * store, keeps both single beyond it (a copy arriving later costs one query of the ledger). The
+     * processor asks for it at build. A store that wraps another must wrap this view too. Default:
+     * empty, the store itself serves both modes.
+     */
+    default Optional<ClaimStore> guarded() {
+        return Optional.empty();
+    }
+
+    /**
      * Claims keys for {@code owner}, each attempt uncounted (see {@link Claim.Claimed}). A key held
      * by {@code owner} already is claimed again (re-entrant: a retry after a client timeout), with its
      * lease extended.
