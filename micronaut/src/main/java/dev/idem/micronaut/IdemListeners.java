@@ -40,7 +40,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
 
     private static final Logger LOG = LoggerFactory.getLogger(IdemListeners.class);
     private static final Set<String> ROCKETMQ_KEYS = Set.of("name-server");
-    private static final Set<String> LEDGER_KEYS = Set.of("table", "create-table", "enabled");
+    private static final Set<String> LEDGER_KEYS = Set.of("table", "create-table", "enabled", "data-source");
 
     private final BeanContext context;
     private final Settings properties;

@@ -11,9 +11,11 @@ import dev.idem.redis.RedisUrl;
 import io.micronaut.context.BeanContext;
 import io.micronaut.context.env.Environment;
 import io.micronaut.context.exceptions.ConfigurationException;
+import io.micronaut.context.exceptions.NonUniqueBeanException;
 import io.micronaut.core.reflect.ClassUtils;
 import io.micronaut.core.type.Argument;
 import io.micronaut.core.util.StringUtils;
+import io.micronaut.inject.qualifiers.Qualifiers;
 import jakarta.inject.Singleton;
 import java.sql.Connection;
 import java.util.Collection;
@@ -41,7 +43,8 @@ import org.slf4j.LoggerFactory;
 final class IdemResources {
 
     private static final Logger LOG = LoggerFactory.getLogger(IdemResources.class);
-    static final Set<String> REDIS_KEYS = Set.of("address", "key-prefix", "done-window", "attempts-window");
+    static final Set<String> REDIS_KEYS = Set.of("address", "key-prefix", "done-window", "guarded-done-window",
+            "attempts-window");
     static final Set<String> TRACING_KEYS = Set.of("enabled", "keys");
 
     private final BeanContext context;
@@ -168,11 +171,14 @@ final class IdemResources {
         environment.getProperty("idem.redis.key-prefix", String.class).ifPresent(builder::keyPrefix);
         environment.getProperty("idem.redis.done-window", java.time.Duration.class).ifPresent(builder::doneWindow);
         environment.getProperty("idem.redis.attempts-window", java.time.Duration.class).ifPresent(builder::attemptsWindow);
+        environment.getProperty("idem.redis.guarded-done-window", java.time.Duration.class)
+                .ifPresent(builder::guardedDoneWindow);
         RedisClaimStore store;
         try {
             store = builder.build();
         } catch (IllegalArgumentException e) {
-            throw new ConfigurationException("idem.redis.key-prefix, done-window, attempts-window: " + e.getMessage(), e);
+            throw new ConfigurationException("idem.redis.key-prefix, done-window, guarded-done-window, attempts-window: "
+                    + e.getMessage(), e);
         }
         if (store.doneWindow().compareTo(store.attemptsWindow()) < 0) {
             throw new ConfigurationException("idem.redis.done-window (" + store.doneWindow() + ") must be >= "
@@ -186,7 +192,9 @@ final class IdemResources {
         if (!environment.getProperty("idem.ledger.enabled", Boolean.class).orElse(true)) {
             return null;
         }
-        Optional<DataSource> dataSource = context.findBean(DataSource.class);
+        Optional<String> named = environment.getProperty("idem.ledger.data-source", String.class)
+                .filter(StringUtils::isNotEmpty);
+        Optional<DataSource> dataSource = dataSource(named);
         if (dataSource.isEmpty()) {
             return null;
         }
@@ -196,11 +204,33 @@ final class IdemResources {
         JdbcEffectLedger.Builder builder = JdbcEffectLedger.builder(target(dataSource.get()))
                 .createTable(environment.getProperty("idem.ledger.create-table", Boolean.class).orElse(false));
         environment.getProperty("idem.ledger.table", String.class).ifPresent(builder::table);
-        transactions().ifPresent(builder::transactions);
+        transactions(named).ifPresent(builder::transactions);
         try {
             return builder.build();
         } catch (IllegalArgumentException e) {
             throw new ConfigurationException("idem.ledger: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The ledger's {@code DataSource}: the one {@code idem.ledger.data-source} names, else the only
+     * (or primary) one. Several and none primary fail start-up naming the setting, never Redis-only.
+     */
+    private Optional<DataSource> dataSource(Optional<String> named) {
+        if (named.isPresent()) {
+            Optional<DataSource> chosen = context.findBean(DataSource.class, Qualifiers.byName(named.get()));
+            if (chosen.isEmpty()) {
+                throw new ConfigurationException("idem.ledger.data-source names '" + named.get()
+                        + "', but there is no DataSource of that name (datasources.<name>.*)");
+            }
+            return chosen;
+        }
+        try {
+            return context.findBean(DataSource.class);
+        } catch (NonUniqueBeanException e) {
+            throw new ConfigurationException("idem.ledger: several DataSources and none is the default: set "
+                    + "idem.ledger.data-source to the name of the one the ledger and the listeners' writes use, or "
+                    + "idem.ledger.enabled=false for Redis-only mode", e);
         }
     }
 
@@ -213,12 +243,20 @@ final class IdemResources {
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
-    private Optional<LedgerTransactions> transactions() {
+    private Optional<LedgerTransactions> transactions(Optional<String> named) {
         if (!ClassUtils.isPresent("io.micronaut.transaction.TransactionOperations", getClass().getClassLoader())) {
             return Optional.empty();
         }
-        Optional<io.micronaut.transaction.TransactionOperations<Connection>> operations = (Optional) context.findBean(
-                Argument.of(io.micronaut.transaction.TransactionOperations.class, Connection.class));
+        Argument<io.micronaut.transaction.TransactionOperations> type =
+                Argument.of(io.micronaut.transaction.TransactionOperations.class, Connection.class);
+        Optional<io.micronaut.transaction.TransactionOperations<Connection>> operations;
+        try {
+            operations = (Optional) (named.isPresent() ? context.findBean(type, Qualifiers.byName(named.get()))
+                    : context.findBean(type));
+        } catch (NonUniqueBeanException e) {
+            throw new ConfigurationException("idem.ledger: several transaction managers and none is the default: "
+                    + "set idem.ledger.data-source to the name of the ledger's DataSource", e);
+        }
         return operations.map(MicronautTransactions::new);
     }
 }

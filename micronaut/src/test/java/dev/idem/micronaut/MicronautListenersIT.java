@@ -10,6 +10,7 @@ import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.RocketMqBroker;
 import dev.idem.testkit.TestNames;
+import dev.idem.testkit.TopicMessage;
 import io.micronaut.context.ApplicationContext;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
@@ -162,7 +163,7 @@ class MicronautListenersIT {
             assertThat(ledger).containsEntry(kafkaGroup + "/order-poison", "dead-ok")
                     .containsEntry(rocketGroup + "/order-poison", "dead-ok");
             assertThat(deadLetters(kafka, kafkaTopic + "-dead")).containsExactly("order-poison");
-            assertThat(rocketMqDeadLetters(rocketMq, rocketTopic + "_DLQ", names)).containsExactly("order-poison");
+            assertThat(rocketMq.read(rocketTopic + "_DLQ")).extracting(TopicMessage::keyText).containsExactly("order-poison");
 
             // Health: UP while everything runs; a consumer that stopped makes it DOWN.
             IdemHealthIndicator health = context.getBean(IdemHealthIndicator.class);
@@ -438,28 +439,6 @@ class MicronautListenersIT {
             }
         }
         return keys;
-    }
-
-    /** The keys of every message on a RocketMQ topic, pulled by offset from the start of each queue. */
-    @SuppressWarnings("deprecation") // DefaultMQPullConsumer: the client's one API for pulling by offset.
-    private static List<String> rocketMqDeadLetters(RocketMqBroker rocketMq, String topic, TestNames names)
-            throws Exception {
-        DefaultMQPullConsumer reader = new DefaultMQPullConsumer(names.group("dlq-reader"));
-        reader.setNamesrvAddr(rocketMq.nameServerAddress());
-        reader.setInstanceName("dlq-reader-" + System.nanoTime());
-        reader.start();
-        try {
-            List<String> keys = new ArrayList<>();
-            for (MessageQueue queue : reader.fetchSubscribeMessageQueues(topic)) {
-                PullResult result = reader.pull(queue, "*", 0, 32, 3_000);
-                if (result.getPullStatus() == PullStatus.FOUND) {
-                    result.getMsgFoundList().forEach(m -> keys.add(m.getKeys()));
-                }
-            }
-            return keys;
-        } finally {
-            reader.shutdown();
-        }
     }
 
     /**

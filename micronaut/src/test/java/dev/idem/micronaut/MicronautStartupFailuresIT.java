@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.idem.testkit.IdemTestKit;
+import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
 import io.micronaut.context.ApplicationContext;
 import java.util.HashMap;
@@ -197,5 +198,32 @@ class MicronautStartupFailuresIT {
         p.put("test.wrong", "wrapped-same-name");
         p.put("kafka.bootstrap.servers", "127.0.0.1:1");
         assertThat(failure(p)).contains("two Idem listeners are named 'health-orders'");
+    }
+
+    private static Map<String, Object> twoDataSources(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = valid(redis);
+        for (String name : new String[] {"orders", "reports"}) {
+            p.put("datasources." + name + ".url", db.jdbcUrl());
+            p.put("datasources." + name + ".username", db.user());
+            p.put("datasources." + name + ".password", db.password());
+        }
+        p.put("idem.ledger.table", "micronaut_never_created");
+        p.put("test.ledger.topic", "never-consumed");
+        p.put("test.ledger.group", "never-joined");
+        return p;
+    }
+
+    @Test
+    void twoDataSourcesAndNoDefaultFailStartUpNamingTheSettingInsteadOfRunningRedisOnly(RedisEndpoint redis,
+                                                                                       PostgresDatabase db) {
+        assertThat(failure(twoDataSources(redis, db))).contains("idem.ledger.data-source");
+    }
+
+    @Test
+    void theDataSourceNamedBySettingIsTheLedgers(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = twoDataSources(redis, db);
+        p.put("idem.ledger.data-source", "orders");
+        // The ledger is built on it: its missing table is what fails now.
+        assertThat(failure(p)).contains("micronaut_never_created").doesNotContain("idem.ledger.data-source");
     }
 }

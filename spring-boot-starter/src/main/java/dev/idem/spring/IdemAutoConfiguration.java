@@ -59,6 +59,9 @@ public class IdemAutoConfiguration {
             if (properties.getRedis().getAttemptsWindow() != null) {
                 builder.attemptsWindow(properties.getRedis().getAttemptsWindow());
             }
+            if (properties.getRedis().getGuardedDoneWindow() != null) {
+                builder.guardedDoneWindow(properties.getRedis().getGuardedDoneWindow());
+            }
             RedisClaimStore store = builder.build();
             if (store.doneWindow().compareTo(store.attemptsWindow()) < 0) {
                 throw new IllegalStateException("idem.redis.done-window (" + store.doneWindow() + ") must be >= "
@@ -66,7 +69,8 @@ public class IdemAutoConfiguration {
             }
             return store;
         } catch (IllegalArgumentException e) {
-            throw new IllegalStateException("idem.redis.key-prefix, done-window, attempts-window: " + e.getMessage(), e);
+            throw new IllegalStateException("idem.redis.key-prefix, done-window, guarded-done-window, attempts-window: "
+                    + e.getMessage(), e);
         }
     }
 

@@ -111,7 +111,7 @@ public final class IdemListenerContainer implements SmartLifecycle {
                 running.add(new RunningListener(plan.name(), plan.broker(), plan.topic(), plan.group(), consumer,
                         plan.settings().getCloseTimeout()));
                 LOG.info("Idem listener '{}' consumes {} as {} on {}{}", plan.name(), plan.topic(), plan.group(),
-                        plan.broker(), processors.onLedger(plan) ? "" : " in Redis-only mode (no ledger)");
+                        plan.broker(), processors.onLedger(plan) ? " on the ledger" : " in Redis-only mode (no ledger)");
             }
         } catch (RuntimeException | Error e) {
             stop();

@@ -71,10 +71,23 @@ public class IdemProperties {
         /** Prefix of Idem's Redis keys. */
         private String keyPrefix = "idem:";
         /**
-         * How long Redis remembers a finished key (the fast path's dedup window). Default 7 days, for
-         * Redis-only listeners; with the ledger, hours are enough (docs/guide/capacity.md).
+         * How long Redis remembers a finished key of a Redis-only listener, its only dedup window.
+         * Default 7 days (docs/guide/capacity.md).
          */
         private @Nullable Duration doneWindow;
+        /**
+         * How long Redis remembers a finished key of a listener on the ledger, which keeps effects single
+         * beyond it (a later copy costs one ledger query). Default 1 hour.
+         */
+        private @Nullable Duration guardedDoneWindow;
+
+        public @Nullable Duration getGuardedDoneWindow() {
+            return guardedDoneWindow;
+        }
+
+        public void setGuardedDoneWindow(@Nullable Duration guardedDoneWindow) {
+            this.guardedDoneWindow = guardedDoneWindow;
+        }
         /** How long attempt and failure counts are kept; at most the done window. Default 1 day. */
         private @Nullable Duration attemptsWindow;
 
@@ -133,6 +146,26 @@ public class IdemProperties {
         private String table = "idem_effect";
         /** Create the table at start-up (development, tests). */
         private boolean createTable;
+        /** The bean name of the ledger's {@code DataSource}, when the context has several and none is {@code @Primary}. */
+        private @Nullable String dataSource;
+        /** The bean name of its transaction manager, when the context has several and none is {@code @Primary}. */
+        private @Nullable String transactionManager;
+
+        public @Nullable String getDataSource() {
+            return dataSource;
+        }
+
+        public void setDataSource(@Nullable String dataSource) {
+            this.dataSource = dataSource;
+        }
+
+        public @Nullable String getTransactionManager() {
+            return transactionManager;
+        }
+
+        public void setTransactionManager(@Nullable String transactionManager) {
+            this.transactionManager = transactionManager;
+        }
 
         public boolean isEnabled() {
             return enabled;

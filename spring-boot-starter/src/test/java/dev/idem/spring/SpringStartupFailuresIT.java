@@ -9,10 +9,19 @@ import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
 import java.util.HashMap;
 import java.util.Map;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.transaction.PlatformTransactionManager;
 
 /** A wrong setting fails start-up with a message that names it, before any consumer starts. */
 @IdemTestKit
@@ -32,9 +41,12 @@ class SpringStartupFailuresIT {
         return p;
     }
 
-    private static String failure(Map<String, Object> properties) {
+    private static String failure(Map<String, Object> properties, Class<?>... more) {
+        Class<?>[] sources = new Class<?>[more.length + 1];
+        sources[0] = OrdersApp.class;
+        System.arraycopy(more, 0, sources, 1, more.length);
         Throwable thrown = catchThrowable(() -> {
-            try (ConfigurableApplicationContext context = new SpringApplicationBuilder(OrdersApp.class)
+            try (ConfigurableApplicationContext context = new SpringApplicationBuilder(sources)
                     .web(WebApplicationType.NONE).properties(properties).run()) {
                 context.getBean(IdemListenerContainer.class);
             }
@@ -78,5 +90,72 @@ class SpringStartupFailuresIT {
     @Test
     void aLedgerTableThatDoesNotExistIsNamed(RedisEndpoint redis, PostgresDatabase db) {
         assertThat(failure(valid(redis, db))).contains("idem.ledger", "spring_never_created");
+    }
+
+    @Test
+    void twoDataSourcesWithNoPrimaryFailStartUpNamingTheSettingInsteadOfRunningRedisOnly(RedisEndpoint redis,
+                                                                                        PostgresDatabase db) {
+        assertThat(failure(valid(redis, db), TwoDataSources.class))
+                .contains("2 DataSource beans", "ordersDataSource", "reportsDataSource", "idem.ledger.data-source");
+    }
+
+    @Test
+    void theDataSourceNamedBySettingIsTheLedgers(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = valid(redis, db);
+        p.put("idem.ledger.data-source", "ordersDataSource");
+        // The ledger is built on it: its missing table is what fails now.
+        assertThat(failure(p, TwoDataSources.class)).contains("spring_never_created")
+                .doesNotContain("DataSource beans");
+    }
+
+    @Test
+    void aDataSourceNameThatNamesNoBeanIsNamed(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = valid(redis, db);
+        p.put("idem.ledger.data-source", "orderDataSource");
+        assertThat(failure(p, TwoDataSources.class))
+                .contains("idem.ledger.data-source names 'orderDataSource', but there is no DataSource bean of that name");
+    }
+
+    @Test
+    void twoTransactionManagersWithNoPrimaryFailStartUpNamingTheSetting(RedisEndpoint redis, PostgresDatabase db) {
+        assertThat(failure(valid(redis, db), TwoTransactionManagers.class))
+                .contains("2 transaction managers", "idem.ledger.transaction-manager");
+    }
+
+    /** Two databases, neither primary, as an application with a reporting database has them. */
+    @Configuration(proxyBeanMethods = false)
+    static class TwoDataSources {
+        @Bean
+        DataSource ordersDataSource(@Value("${spring.datasource.url}") String url,
+                                    @Value("${spring.datasource.username}") String user,
+                                    @Value("${spring.datasource.password}") String password) {
+            return new DriverManagerDataSource(url, user, password);
+        }
+
+        @Bean
+        DataSource reportsDataSource(@Value("${spring.datasource.url}") String url,
+                                     @Value("${spring.datasource.username}") String user,
+                                     @Value("${spring.datasource.password}") String password) {
+            return new DriverManagerDataSource(url, user, password);
+        }
+
+        @Bean
+        JdbcTemplate jdbcTemplate(@Qualifier("ordersDataSource") DataSource orders) {
+            return new JdbcTemplate(orders);
+        }
+    }
+
+    /** Two transaction managers, neither primary (JDBC and another, say). */
+    @Configuration(proxyBeanMethods = false)
+    static class TwoTransactionManagers {
+        @Bean
+        PlatformTransactionManager ordersTransactions(DataSource dataSource) {
+            return new DataSourceTransactionManager(dataSource);
+        }
+
+        @Bean
+        PlatformTransactionManager otherTransactions(DataSource dataSource) {
+            return new DataSourceTransactionManager(dataSource);
+        }
     }
 }

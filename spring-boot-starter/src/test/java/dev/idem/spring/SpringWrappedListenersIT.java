@@ -13,13 +13,12 @@ import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.RocketMqBroker;
 import dev.idem.testkit.TestNames;
-import java.nio.charset.StandardCharsets;
+import dev.idem.testkit.TopicMessage;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
@@ -101,7 +100,7 @@ class SpringWrappedListenersIT {
                 assertThat(calls.get("rocket:order-" + i)).as("RocketMQ listener calls for order-" + i).isEqualTo(1);
             }
             assertThat(calls.get("rocket:order-poison")).as("poison attempts, RocketMQ listener").isEqualTo(5);
-            assertThat(Fixtures.rocketMqDeadLetters(rocketMq, rocketTopic + "_DLQ", names))
+            assertThat(rocketMq.read(rocketTopic + "_DLQ")).extracting(TopicMessage::keyText)
                     .containsExactly("order-poison");
             assertThat(calls.get("records:order-poison")).as("poison attempts, record listener").isEqualTo(5);
             assertThat(calls.get("batch:order-poison")).as("poison attempts, batch listener").isEqualTo(3);
@@ -109,12 +108,11 @@ class SpringWrappedListenersIT {
             assertThat(WrappedOrders.largestBatch()).as("the batch listener is called with one record at a time")
                     .isEqualTo(1);
 
-            Map<String, ConsumerRecord<String, String>> letters = deadLetters(kafka, records + ".DLT");
+            Map<String, TopicMessage> letters = deadLetters(kafka, records + ".DLT");
             assertThat(letters).containsOnlyKeys("order-poison", "order-bad");
-            ConsumerRecord<String, String> bad = letters.get("order-bad");
-            assertThat(bad.value()).as("the undecodable record's own bytes").isEqualTo("undecodable");
-            assertThat(new String(bad.headers().lastHeader(DeadLetterHeaders.REASON).value(), StandardCharsets.UTF_8))
-                    .contains("could not be deserialized", "not an order");
+            TopicMessage bad = letters.get("order-bad");
+            assertThat(bad.text()).as("the undecodable record's own bytes").isEqualTo("undecodable");
+            assertThat(bad.header(DeadLetterHeaders.REASON)).contains("could not be deserialized", "not an order");
             assertThat(deadLetters(kafka, batch + ".DLT")).containsOnlyKeys("order-poison");
         }
     }
@@ -177,12 +175,12 @@ class SpringWrappedListenersIT {
         return n == null ? 0 : n.get();
     }
 
-    private static Map<String, ConsumerRecord<String, String>> deadLetters(KafkaBroker kafka, String topic) {
-        List<ConsumerRecord<String, String>> read = Fixtures.deadLetters(kafka, topic);
-        assertThat(read).as("one dead letter per key in " + topic).extracting(ConsumerRecord::key)
+    private static Map<String, TopicMessage> deadLetters(KafkaBroker kafka, String topic) {
+        List<TopicMessage> read = kafka.read(topic);
+        assertThat(read).as("one dead letter per key in " + topic).extracting(TopicMessage::keyText)
                 .doesNotHaveDuplicates();
-        Map<String, ConsumerRecord<String, String>> letters = new HashMap<>();
-        read.forEach(letter -> letters.put(letter.key(), letter));
+        Map<String, TopicMessage> letters = new HashMap<>();
+        read.forEach(letter -> letters.put(letter.keyText(), letter));
         return letters;
     }
 }

@@ -11,6 +11,8 @@ import java.util.HashMap;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.ClassUtils;
@@ -22,6 +24,8 @@ import org.springframework.util.ClassUtils;
  * the broker settings every listener shares. Thread-safe.
  */
 public final class ListenerProcessors {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ListenerProcessors.class);
 
     private final ListableBeanFactory beans;
     private final IdemProperties properties;
@@ -53,6 +57,10 @@ public final class ListenerProcessors {
             }
             processor = IdempotentProcessor.<Object>builder(delivery -> plan.invoker().invoke(delivery, null))
                     .dedupCheck(DedupCheck.none());
+            // Said for every listener, declared or wrapped: Redis-only is a promise of its own.
+            LOG.info("Idem listener '{}' runs in Redis-only mode (no ledger: {})", plan.name(), !plan.ledger()
+                    ? "ledger = false" : !properties.getLedger().isEnabled() ? "idem.ledger.enabled=false"
+                    : "no DataSource");
         }
         IdemProperties.Listener s = plan.settings();
         try {
@@ -114,13 +122,10 @@ public final class ListenerProcessors {
             return ledger;
         }
         IdemProperties.Ledger settings = properties.getLedger();
-        DataSource dataSource = settings.isEnabled() ? beans.getBeanProvider(DataSource.class).getIfUnique() : null;
+        LedgerBeans chosen = new LedgerBeans(beans, settings);
+        DataSource dataSource = settings.isEnabled() ? chosen.dataSource() : null;
         if (dataSource != null) {
-            PlatformTransactionManager transactions =
-                    beans.getBeanProvider(PlatformTransactionManager.class).getIfUnique();
-            if (transactions == null) {
-                transactions = new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource);
-            }
+            PlatformTransactionManager transactions = chosen.transactions(dataSource);
             try {
                 ledger = JdbcEffectLedger.builder(dataSource).table(settings.getTable())
                         .createTable(settings.isCreateTable())
