@@ -2,6 +2,7 @@ package dev.idem.cli.commands;
 
 import dev.idem.cli.Idem;
 import dev.idem.cli.letters.DeadLetterTopic;
+import dev.idem.cli.letters.DeadLettering;
 import dev.idem.cli.letters.Letter;
 import dev.idem.cli.letters.LetterGroup;
 import dev.idem.cli.ops.Connections;
@@ -43,22 +44,30 @@ final class DlqListCommand extends Subcommand {
             DeadLetterTopic.Scan scan = dlt.scan(topic.topic, filter.filter(dlt));
             Map<String, ReplayRecord> records = connections.hasRedis() ? connections.records().all(dlt.broker(), topic.topic)
                     : null;
-            List<Letter> shown = scan.letters().stream()
-                    .filter(l -> includePurged || records == null || !purged(records, l)).limit(limit).toList();
+            // A letter published twice for one dead-lettering (its publisher died before recording it) is one.
+            List<DeadLettering> shown = DeadLettering.of(scan.letters().stream()
+                    .filter(l -> includePurged || records == null || !purged(records, l)).toList())
+                    .stream().limit(limit).toList();
             if (groups) {
-                printGroups(LetterGroup.of(shown));
+                printGroups(LetterGroup.of(shown.stream().map(DeadLettering::letter).toList()));
             } else if (output == Output.JSON) {
-                Json.print(out(), shown.stream().map(l -> json(l, records)).toList());
+                Json.print(out(), shown.stream().map(d -> json(d, records)).toList());
             } else {
                 Table table = new Table("ENTRY", "KEY", "ORIGINAL TOPIC", "ATTEMPTS", "EXCEPTION", "GROUP", "FAILED AT",
-                        "REPLAYED");
-                shown.forEach(l -> table.row(l.entry(), l.idempotencyKey(), l.originalTopic(),
-                        l.attempts() < 0 ? null : l.attempts(), simpleName(l.exceptionClass()), l.failureGroup(),
-                        l.failedAt(), replayed(records, l)));
+                        "REPLAYED", "COPIES");
+                shown.forEach(d -> {
+                    Letter l = d.letter();
+                    table.row(l.entry(), l.idempotencyKey(), l.originalTopic(), l.attempts() < 0 ? null : l.attempts(),
+                            simpleName(l.exceptionClass()), l.failureGroup(), l.failedAt(), replayed(records, l),
+                            d.copies() == 1 ? "" : d.copies() + " (" + String.join(", ", d.others()) + ")");
+                });
                 table.print(out());
             }
-            err().println(shown.size() + " of " + scan.scanned() + " entries in " + topic.topic + " (scanned in "
-                    + scan.millis() + " ms)" + (records == null ? "; no Redis set, so replays are not shown" : ""));
+            int entries = shown.stream().mapToInt(DeadLettering::copies).sum();
+            err().println(entries + " of " + scan.scanned() + " entries in " + topic.topic
+                    + (entries == shown.size() ? "" : ", " + shown.size() + " dead-letterings (a letter published "
+                    + "twice by one counts once)") + " (scanned in " + scan.millis() + " ms)"
+                    + (records == null ? "; no Redis set, so replays are not shown" : ""));
             return Idem.OK;
         }
     }
@@ -104,9 +113,11 @@ final class DlqListCommand extends Subcommand {
         };
     }
 
-    private static Map<String, Object> json(Letter letter, Map<String, ReplayRecord> records) {
+    private static Map<String, Object> json(DeadLettering deadLettering, Map<String, ReplayRecord> records) {
+        Letter letter = deadLettering.letter();
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("entry", letter.entry());
+        json.put("copies", deadLettering.others());
         json.put("key", letter.idempotencyKey());
         json.put("group", letter.group());
         json.put("originalTopic", letter.originalTopic());

@@ -3,6 +3,7 @@ package dev.idem.cli.commands;
 import dev.idem.cli.CliException;
 import dev.idem.cli.Idem;
 import dev.idem.cli.letters.DeadLetterTopic;
+import dev.idem.cli.letters.DeadLettering;
 import dev.idem.cli.letters.Letter;
 import dev.idem.cli.letters.LetterFilter;
 import dev.idem.cli.letters.LetterGroup;
@@ -87,8 +88,9 @@ final class DlqShowCommand extends Subcommand {
         // Purged entries are left out, as 'dlq list' leaves them out.
         Map<String, ReplayRecord> records = connections.hasRedis() ? connections.records().all(dlt.broker(), topic.topic)
                 : Map.of();
-        List<Letter> letters = dlt.scan(topic.topic, filter).letters().stream()
-                .filter(l -> !DlqListCommand.purged(records, l)).toList();
+        // A letter published twice for one dead-lettering counts once, as 'dlq list' counts it.
+        List<Letter> letters = DeadLettering.firsts(dlt.scan(topic.topic, filter).letters().stream()
+                .filter(l -> !DlqListCommand.purged(records, l)).toList());
         if (letters.isEmpty()) {
             throw new CliException("no entry of failure group " + failureGroup + " in " + topic.topic);
         }

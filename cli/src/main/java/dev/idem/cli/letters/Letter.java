@@ -93,6 +93,11 @@ public record Letter(String entry, byte[] key, byte[] value, List<Header> header
         return List.copyOf(replay);
     }
 
+    /** The id of the dead-lettering it reports ({@code idem-compensation-id}), or null for a letter Idem did not write. */
+    public String compensationId() {
+        return idem.get(DeadLetterHeaders.COMPENSATION_ID);
+    }
+
     /** Its failure group's fingerprint, or null for a letter Idem did not write. */
     public String failureGroup() {
         return idem.get(DeadLetterHeaders.FAILURE_GROUP);
