@@ -22,7 +22,6 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,10 +29,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import org.apache.rocketmq.client.consumer.DefaultMQPullConsumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
-import org.apache.rocketmq.client.consumer.PullResult;
-import org.apache.rocketmq.client.consumer.PullStatus;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.exception.MQClientException;
@@ -44,7 +40,6 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
-import org.apache.rocketmq.common.message.MessageQueue;
 import org.redisson.api.RedissonClient;
 
 /**
@@ -264,42 +259,12 @@ final class RocketMqScenario implements AutoCloseable {
     }
 
     /**
-     * Every message in this scenario's dead-letter topic, pulled by offset from the start of each queue,
-     * then again after {@code quiet} for any that were still on their way. (A push consumer and a
-     * sentinel took some 30 s a call: its first rebalance.)
+     * Every message in this scenario's dead-letter topic, read after {@code quiet} (for any still on
+     * their way) with the test kit's reader.
      */
-    @SuppressWarnings("deprecation") // DefaultMQPullConsumer: the client's one API for pulling by offset.
-    List<MessageExt> deadLetters(Duration quiet) throws Exception {
-        DefaultMQPullConsumer reader = new DefaultMQPullConsumer(names.group("dlq-reader-" + System.nanoTime()));
-        reader.setNamesrvAddr(rocketMq.nameServerAddress());
-        reader.setInstanceName("dlq-reader-" + System.nanoTime());
-        reader.start();
-        try {
-            List<MessageExt> received = new ArrayList<>();
-            Map<MessageQueue, Long> next = new HashMap<>();
-            for (int round = 0; round < 2; round++) {
-                if (round == 1) {
-                    await().pollDelay(quiet).atMost(quiet.plusSeconds(1)).until(() -> true);
-                }
-                for (MessageQueue queue : reader.fetchSubscribeMessageQueues(topic + "_DLQ")) {
-                    long offset = next.getOrDefault(queue, 0L);
-                    while (offset < reader.maxOffset(queue)) {
-                        PullResult result = reader.pull(queue, "*", offset, 32, 3_000);
-                        if (result.getPullStatus() == PullStatus.FOUND) {
-                            received.addAll(result.getMsgFoundList());
-                        }
-                        if (result.getNextBeginOffset() <= offset) {
-                            break;
-                        }
-                        offset = result.getNextBeginOffset();
-                    }
-                    next.put(queue, offset);
-                }
-            }
-            return received;
-        } finally {
-            reader.shutdown();
-        }
+    List<MessageExt> deadLetters(Duration quiet) {
+        await().pollDelay(quiet).atMost(quiet.plusSeconds(1)).until(() -> true);
+        return rocketMq.read(topic + "_DLQ").stream().map(m -> m.source(MessageExt.class)).toList();
     }
 
     @Override

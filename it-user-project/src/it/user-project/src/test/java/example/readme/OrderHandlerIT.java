@@ -7,6 +7,8 @@ import dev.idem.testkit.KafkaBroker;
 import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.TestNames;
+import dev.idem.testkit.TopicMessage;
+import java.util.List;
 // end::testkit[]
 import org.junit.jupiter.api.Test;
 import org.redisson.Redisson;
@@ -27,6 +29,8 @@ class OrderHandlerIT {
         RedisClaimStore claims = RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build();
         // ... produce to names.topic(), consume as names.group(); a DataSource for db: e.g.
         // PGSimpleDataSource with db.jdbcUrl(), db.user(), db.password()
+        List<TopicMessage> letters = kafka.read(names.topic() + ".DLT");   // every letter so far, none yet
+        // letters.get(0).header("idem-reason"), .keyText(), .text(); rocketMq.read("<topic>_DLQ") alike
         redisson.shutdown();                          // after the consumers: the client is yours
     }
 }
