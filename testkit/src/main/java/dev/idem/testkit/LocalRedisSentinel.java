@@ -34,9 +34,11 @@ public final class LocalRedisSentinel implements AutoCloseable {
     private final Thread reaper = new Thread(() -> processes.forEach(Process::destroyForcibly), "redis-sentinel-reaper");
     private final List<Integer> sentinelPorts = new ArrayList<>();
     private Process primary;
+    private Process replica;
     private int primaryPort;
     private int replicaPort;
     private HoldingProxy replication;
+    private Path dir;
 
     private LocalRedisSentinel() {
     }
@@ -56,12 +58,14 @@ public final class LocalRedisSentinel implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(set.reaper);
         try {
             Path dir = Files.createTempDirectory(Files.createDirectories(workDir), "sentinel-");
+            set.dir = dir;
             set.primaryPort = Ports.free();
             set.primary = set.server(dir, set.primaryPort);
             Resp.awaitReply(set.primaryPort, READY_TIMEOUT_MILLIS, "PONG", "PING");
             set.replication = HoldingProxy.to(set.primaryPort);
             set.replicaPort = Ports.free();
-            set.server(dir, set.replicaPort, "--replicaof", "127.0.0.1", Integer.toString(set.replication.port()));
+            set.replica = set.server(dir, set.replicaPort, "--replicaof", "127.0.0.1",
+                    Integer.toString(set.replication.port()));
             Resp.awaitReply(set.replicaPort, READY_TIMEOUT_MILLIS, "master_link_status:up", "INFO", "replication");
             for (int i = 0; i < SENTINELS; i++) {
                 int port = Ports.free();
@@ -158,6 +162,28 @@ public final class LocalRedisSentinel implements AutoCloseable {
         }
         Resp.awaitReply(replicaPort, timeout.toMillis(), "role:master", "INFO", "replication");
         return Duration.ofNanos(System.nanoTime() - started);
+    }
+
+    /**
+     * After {@link #awaitFailover}: starts the killed primary again on its port, empty, as a replica of
+     * the new primary through a new proxy, and waits until it is in sync, so the set can fail over
+     * again (the two servers swap roles). Replication can be held again within two minutes of this.
+     *
+     * @throws IllegalStateException if it does not come in sync in time
+     */
+    public void rejoin() {
+        int killedPort = primaryPort;
+        primary = replica;
+        primaryPort = replicaPort;
+        replication = HoldingProxy.to(primaryPort);
+        replicaPort = killedPort;
+        try {
+            replica = server(dir, replicaPort, "--replicaof", "127.0.0.1", Integer.toString(replication.port()));
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not start redis-server on " + replicaPort, e);
+        }
+        Resp.awaitReply(replicaPort, READY_TIMEOUT_MILLIS, "master_link_status:up", "INFO", "replication");
+        LOG.info("Redis primary on {}, replica on {} (through {}) again", primaryPort, replicaPort, replication.port());
     }
 
     private Process server(Path dir, int port, String... more) throws IOException {

@@ -10,8 +10,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The chaos loop: every 6 to 12 seconds, in shuffled rounds of three, it kills a consumer with
  * SIGKILL (started again 0 to 2 s later), pauses one with SIGSTOP for longer than the lease (1 to
- * 12 s longer: some pauses also outlast Kafka's session timeout), or kills Redis and starts it
- * again empty 0.2 to 3 s later. Faults overlap: a pause runs while the next fault happens. Every
+ * 12 s longer: some pauses also outlast Kafka's session timeout), or strikes Redis with its
+ * topology's fault ({@link SoakRedis}: killed and started again empty, a Sentinel failover that
+ * loses writes, a live reshard). Faults overlap: a pause runs while the next fault happens. Every
  * action is on the timeline. Not thread-safe: one thread runs it.
  */
 final class Chaos {
@@ -22,27 +23,23 @@ final class Chaos {
     private static final int MAX_GAP_MILLIS = 12_000;
     private static final int MAX_RESTART_DELAY_MILLIS = 2_000;
     private static final int MAX_PAUSE_BEYOND_LEASE_MILLIS = 12_000;
-    private static final int MIN_REDIS_DOWN_MILLIS = 200;
-    private static final int MAX_REDIS_DOWN_MILLIS = 3_000;
     private static final long TICK_MILLIS = 50;
 
     private final ConsumerProcesses consumers;
-    private final OwnRedis redis;
+    private final SoakRedis redis;
     private final Random random;
     private final Duration lease;
     private final Timeline timeline;
     private final long[] restartAt;
     private final long[] resumeAt;
     private final long[] pausedAt;
-    private long redisUpAt;
     private final List<Fault> round = new ArrayList<>();
     private int kills;
     private int pauses;
-    private int redisRestarts;
     private double longestPause;
     private double shortestPause = Double.MAX_VALUE;
 
-    Chaos(ConsumerProcesses consumers, OwnRedis redis, Random random, Duration lease, Timeline timeline) {
+    Chaos(ConsumerProcesses consumers, SoakRedis redis, Random random, Duration lease, Timeline timeline) {
         this.consumers = consumers;
         this.redis = redis;
         this.random = random;
@@ -76,7 +73,7 @@ final class Chaos {
                 return true;
             }
         }
-        return redisUpAt != 0;
+        return redis.underWay();
     }
 
     private long gap() {
@@ -119,17 +116,7 @@ final class Chaos {
                 timeline.event("kill -STOP consumer %d (pid %d) for %d ms (lease %d ms)", slot, consumers.pid(slot),
                         millis, lease.toMillis());
             }
-            case REDIS -> {
-                if (redisUpAt != 0) {
-                    timeline.event("Redis already down");
-                    return;
-                }
-                redis.kill();
-                int down = MIN_REDIS_DOWN_MILLIS + random.nextInt(MAX_REDIS_DOWN_MILLIS - MIN_REDIS_DOWN_MILLIS);
-                redisUpAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(down);
-                redisRestarts++;
-                timeline.event("kill -9 redis-server (data lost); start it again in %d ms", down);
-            }
+            case REDIS -> timeline.event("%s", redis.fault(random));
         }
     }
 
@@ -162,10 +149,9 @@ final class Chaos {
                 timeline.event("consumer %d started again (pid %d)", slot, pid);
             }
         }
-        if (redisUpAt != 0 && now >= redisUpAt) {
-            redis.up();
-            redisUpAt = 0;
-            timeline.event("redis-server started again, empty");
+        String healed = redis.heal();
+        if (healed != null) {
+            timeline.event("%s", healed);
         }
     }
 
@@ -177,8 +163,8 @@ final class Chaos {
         return pauses;
     }
 
-    int redisRestarts() {
-        return redisRestarts;
+    int redisFaults() {
+        return redis.faults();
     }
 
     /** The shortest and longest pause, in seconds, or zeros when there was none. */

@@ -13,7 +13,7 @@ import java.util.List;
  * @param address     bootstrap servers or name server address
  * @param topic       the soak's topic
  * @param group       the consumer group
- * @param redis       the soak's own Redis, {@code redis://127.0.0.1:port}
+ * @param redis       the soak's own Redis, as a URL ({@code redis://}, {@code redis-sentinel://}, {@code redis-cluster://})
  * @param keyPrefix   Redis key prefix of the run
  * @param jdbcUrl     PostgreSQL
  * @param jdbcUser    its user

@@ -5,26 +5,36 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A redis-server of the soak's own on a free port (the shared Redis on 6379 is never touched),
- * keeping nothing on disk: killed and started again, it comes back empty, as a failover that lost
- * its writes. Not thread-safe: the chaos loop alone drives it.
+ * keeping nothing on disk. Its fault: killed with SIGKILL and started again empty 0.2 to 3 s later,
+ * as a failover that lost every write. Not thread-safe: the chaos loop alone drives it.
  */
-final class OwnRedis implements AutoCloseable {
+final class OwnRedis implements SoakRedis {
 
     private static final long WAIT_MILLIS = 10_000;
+    private static final int MIN_DOWN_MILLIS = 200;
+    private static final int MAX_DOWN_MILLIS = 3_000;
 
     private final int port = Ports.free();
     private final Path dir;
+    private final List<Loss> losses = new ArrayList<>();
     private Process process;
+    private long upAt;
+    private int restarts;
 
     OwnRedis(Path dir) {
         this.dir = dir;
     }
 
-    String uri() {
+    @Override
+    public String url() {
         return "redis://127.0.0.1:" + port;
     }
 
@@ -38,10 +48,48 @@ final class OwnRedis implements AutoCloseable {
         await(true);
     }
 
-    /** SIGKILL: whatever the server held is gone. Waits until the port is closed. */
-    void kill() throws InterruptedException {
+    @Override
+    public String fault(Random random) throws InterruptedException {
+        if (upAt != 0) {
+            return "Redis already down";
+        }
         process.destroyForcibly().waitFor();
         await(false);
+        losses.add(new Loss(Instant.now(), null));
+        int down = MIN_DOWN_MILLIS + random.nextInt(MAX_DOWN_MILLIS - MIN_DOWN_MILLIS);
+        upAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(down);
+        restarts++;
+        return String.format("kill -9 redis-server (data lost); start it again in %d ms", down);
+    }
+
+    @Override
+    public String heal() throws IOException, InterruptedException {
+        if (upAt == 0 || System.nanoTime() < upAt) {
+            return null;
+        }
+        up();
+        upAt = 0;
+        return "redis-server started again, empty";
+    }
+
+    @Override
+    public boolean underWay() {
+        return upAt != 0;
+    }
+
+    @Override
+    public int faults() {
+        return restarts;
+    }
+
+    @Override
+    public String faultName() {
+        return "Redis restarts (data lost)";
+    }
+
+    @Override
+    public List<Loss> losses() {
+        return List.copyOf(losses);
     }
 
     private void await(boolean listening) throws InterruptedException {
@@ -66,7 +114,7 @@ final class OwnRedis implements AutoCloseable {
     @Override
     public void close() throws InterruptedException {
         if (process != null && process.isAlive()) {
-            kill();
+            process.destroyForcibly().waitFor();
         }
     }
 }

@@ -15,12 +15,16 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 /**
  * The soak (issue 9): three consumer processes of one group, in guarded mode, under continuous
  * duplicated traffic with poison and transient messages, while consumers are killed (SIGKILL),
- * paused beyond their lease (SIGSTOP) and Redis is killed and started again empty. Then it lets
+ * paused beyond their lease (SIGSTOP) and Redis suffers its topology's fault ({@link SoakRedis}:
+ * killed and started again empty, a Sentinel failover that loses writes, a live cluster reshard). Then it lets
  * the consumers drain and checks every id: 0 lost, 0 doubled, every poison id dead-lettered and
  * compensated exactly once. It prints a report, writes it to {@code results/soak-<broker>.md}
  * ({@code soak-<broker>-redis-only.md} in Redis-only mode), and exits with 1 when a promise is broken. Settings: {@link SoakSettings}. Run with {@code -Psoak}.
@@ -47,8 +51,8 @@ public final class Soak {
         Runtime.getRuntime().addShutdownHook(new Thread(() ->
                 ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly)));
         Timeline timeline = new Timeline();
-        timeline.event("soak %s on %s, %s mode, seed %d, %d s of traffic and faults, %.0f ids/s; logs in %s", run,
-                settings.broker(), settings.guarded() ? "guarded" : "Redis-only", settings.seed(),
+        timeline.event("soak %s on %s, %s mode, Redis %s, seed %d, %d s of traffic and faults, %.0f ids/s; logs in %s",
+                run, settings.broker(), settings.guarded() ? "guarded" : "Redis-only", settings.redis(), settings.seed(),
                 settings.duration().toSeconds(), settings.idsPerSecond(), Path.of("").toAbsolutePath().relativize(dir));
         PostgresDatabase database = Fixtures.postgres().database()
                 .orElseThrow(() -> new IllegalStateException("the soak needs PostgreSQL: " + Fixtures.postgres().reason()));
@@ -82,11 +86,13 @@ public final class Soak {
 
         SoakBroker broker = broker(settings, run, resources);
         broker.create(topic, settings.partitions(), group);
-        OwnRedis redis = new OwnRedis(dir);
-        redis.up();
+        String keyPrefix = "soak-" + run + ":";
+        AtomicReference<Traffic> sending = new AtomicReference<>();
+        SoakRedis redis = redis(settings, dir, keyPrefix, group, topic,
+                () -> sending.get() == null ? Set.of() : sending.get().sent().keySet());
         resources.add(redis);
-        ConsumerSpec spec = new ConsumerSpec(settings.broker(), broker.address(), topic, group, redis.uri(),
-                "soak-" + run + ":", database.jdbcUrl(), database.user(), database.password(), tables.prefix(),
+        ConsumerSpec spec = new ConsumerSpec(settings.broker(), broker.address(), topic, group, redis.url(),
+                keyPrefix, database.jdbcUrl(), database.user(), database.password(), tables.prefix(),
                 settings.lease(), settings.concurrency(), dir, settings.guarded());
         ConsumerProcesses consumers = new ConsumerProcesses(spec, settings.consumers());
         resources.add(consumers);
@@ -101,6 +107,7 @@ public final class Soak {
 
         Random random = new Random(settings.seed());
         Traffic traffic = new Traffic(broker, topic, settings.partitions(), settings.idsPerSecond(), random);
+        sending.set(traffic);
         Chaos chaos = new Chaos(consumers, redis, new Random(random.nextLong()), settings.lease(), timeline);
         long trafficStarted = System.nanoTime();
         traffic.start();
@@ -115,7 +122,13 @@ public final class Soak {
         double drainSeconds = (System.nanoTime() - drainStarted) / 1e9;
         List<Integer> dead = consumers.dead();
         Tally tally = Tally.read(connection, tables, broker, topic, group, dir);
-        Verdict verdict = new Verdict(sent, tally);
+        List<String> repeated = tally.effects().entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey)
+                .toList();
+        List<String> compensatedAgain = tally.compensations().entrySet().stream().filter(e -> e.getValue() > 1)
+                .map(Map.Entry::getKey).toList();
+        Verdict verdict = new Verdict(sent, tally, settings.guarded(), redis.losses(),
+                Tally.times(connection, tables.effects(), repeated),
+                Tally.times(connection, tables.compensations(), compensatedAgain));
         boolean kept = verdict.kept() && dead.isEmpty() && drained;
         Map<String, List<String>> histories = new LinkedHashMap<>();
         for (String id : verdict.violating().stream().limit(HISTORIES).toList()) {
@@ -123,18 +136,34 @@ public final class Soak {
         }
         String report = new SoakReport(settings, run, dir, timeline).markdown(new SoakReport.Figures(sent, tally,
                 verdict, trafficSeconds, drainSeconds, drained, traffic.failures(), consumers.started(), dead,
-                chaos.kills(), chaos.pauses(), chaos.pauseRange(), chaos.redisRestarts(), histories), kept);
+                chaos.kills(), chaos.pauses(), chaos.pauseRange(), chaos.redisFaults(), redis.faultName(),
+                redis.losses().size(), histories), kept);
         System.out.println(report);
         Files.writeString(dir.resolve("summary.md"), report);
         Path results = Files.createDirectories(Path.of("results"));
-        Files.writeString(results.resolve("soak-" + settings.broker() + (settings.guarded() ? "" : "-redis-only") + ".md"),
-                report);
+        Files.writeString(results.resolve("soak-" + settings.broker()
+                + (settings.redis().equals("single") ? "" : "-" + settings.redis())
+                + (settings.guarded() ? "" : "-redis-only") + ".md"), report);
         if (kept) {
             tables.drop(connection);
         } else {
             timeline.event("promises broken: tables %s_* kept for analysis", tables.prefix());
         }
         return kept ? 0 : 1;
+    }
+
+    /** The soak's Redis in the topology the settings name, started. */
+    private static SoakRedis redis(SoakSettings settings, Path dir, String keyPrefix, String group, String topic,
+                                   Supplier<Set<String>> sentIds) throws Exception {
+        return switch (settings.redis()) {
+            case "sentinel" -> new SentinelRedis(dir.resolve("redis-sentinel"), keyPrefix, group, topic, sentIds);
+            case "cluster" -> new ClusterRedis(dir.resolve("redis-cluster"));
+            default -> {
+                OwnRedis own = new OwnRedis(dir);
+                own.up();
+                yield own;
+            }
+        };
     }
 
     private static SoakBroker broker(SoakSettings settings, String run, List<AutoCloseable> resources) throws Exception {

@@ -9,6 +9,7 @@ import dev.idem.core.PayloadCodec;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.kafka.IdemKafkaConsumer;
 import dev.idem.redis.RedisClaimStore;
+import dev.idem.redis.RedisUrl;
 import dev.idem.rocketmq.DelayLevels;
 import dev.idem.rocketmq.IdemRocketMqConsumer;
 import java.nio.file.Files;
@@ -53,10 +54,9 @@ public final class SoakConsumer {
         ConsumerSpec spec = ConsumerSpec.fromSystemProperties();
         int slot = ConsumerSpec.slotFromSystemProperties();
         long pid = ProcessHandle.current().pid();
-        Config config = new Config();
         // Give up on a command within about two seconds while Redis is down: Idem then defers.
-        config.useSingleServer().setAddress(spec.redis()).setConnectTimeout(1_000).setTimeout(1_000)
-                .setRetryAttempts(1).setRetryInterval(200);
+        Config config = RedisUrl.parse(spec.redis()).config(client -> client.setConnectTimeout(1_000).setTimeout(1_000)
+                .setRetryAttempts(1).setRetryInterval(200));
         RedissonClient redisson = Redisson.create(config);
         Tables tables = new Tables(spec.tables());
         ThreadConnections ledgerConnections = new ThreadConnections(spec.jdbcUrl(), spec.jdbcUser(),

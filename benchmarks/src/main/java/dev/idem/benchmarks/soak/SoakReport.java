@@ -14,7 +14,8 @@ final class SoakReport {
     /** Everything measured in one run. */
     record Figures(Map<String, Integer> sent, Tally tally, Verdict verdict, double trafficSeconds,
                    double drainSeconds, boolean drained, long sendFailures, int processesStarted, List<Integer> dead,
-                   int kills, int pauses, double[] pauseRange, int redisRestarts, Map<String, List<String>> histories) {
+                   int kills, int pauses, double[] pauseRange, int redisFaults, String redisFault, int losses,
+                   Map<String, List<String>> histories) {
     }
 
     private final SoakSettings settings;
@@ -33,22 +34,27 @@ final class SoakReport {
         Verdict v = f.verdict();
         Tally t = f.tally();
         StringBuilder out = new StringBuilder();
-        out.append("# Idem soak on ").append(settings.broker().equals("kafka") ? "Kafka" : "RocketMQ").append("\n\n");
+        out.append("# Idem soak on ").append(settings.broker().equals("kafka") ? "Kafka" : "RocketMQ")
+                .append(settings.redis().equals("single") ? "" : ", Redis " + settings.redis()).append("\n\n");
         out.append(String.format(Locale.ROOT, "Run `%s` at %s, seed %d, on %d cores, Java %s: %d consumer processes "
                         + "of one group (concurrency %d each, lease %d ms), %d partitions, %s, the soak's own "
-                        + "redis-server. **%s.**%n%n", run,
+                        + "Redis (%s). **%s.**%n%n", run,
                 Instant.now().truncatedTo(ChronoUnit.SECONDS), settings.seed(), Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"), settings.consumers(), settings.concurrency(),
                 settings.lease().toMillis(), settings.partitions(), settings.guarded()
                         ? "guarded mode (JDBC ledger on PostgreSQL)"
                         : "Redis-only mode (`DedupCheck.none()`: its promise ends where Redis loses data)",
+                settings.redis().equals("single") ? "one redis-server" : settings.redis().equals("sentinel")
+                        ? "a primary, a replica and three Sentinels" : "a Cluster of three masters",
                 kept ? "Every promise kept" : "PROMISES BROKEN"));
         out.append("| promise | ids that broke it | kept |\n|---|---:|---|\n");
         promise(out, "lost: a good or transient id without an effect", v.lost.size());
-        promise(out, "doubled: an id with more than one effect", v.doubled.size());
+        promise(out, settings.guarded() ? "doubled: an id with more than one effect"
+                : "doubled: an id with an effect repeated without Redis losing its record between", v.doubled.size());
         promise(out, "a poison id applied", v.poisonApplied.size());
         promise(out, "a poison id never compensated", v.poisonNotCompensated.size());
-        promise(out, "a poison id compensated more than once", v.poisonCompensatedTwice.size());
+        promise(out, settings.guarded() ? "a poison id compensated more than once"
+                : "a poison id compensated again without Redis losing its record between", v.poisonCompensatedTwice.size());
         promise(out, "a poison id without a dead letter", v.poisonWithoutLetter.size());
         promise(out, "a good or transient id dead-lettered or compensated", v.goodDeadLettered.size());
         promise(out, "a row or letter of an id never sent", v.unknown.size());
@@ -87,7 +93,14 @@ final class SoakReport {
         row(out, "kill -9 of a consumer", Integer.toString(f.kills()));
         row(out, "SIGSTOP beyond the lease", String.format(Locale.ROOT, "%d (%.1f to %.1f s)", f.pauses(),
                 f.pauseRange()[0], f.pauseRange()[1]));
-        row(out, "Redis killed and restarted empty", Integer.toString(f.redisRestarts()));
+        row(out, f.redisFault(), Integer.toString(f.redisFaults()));
+        row(out, "losses of Redis data (a restart empty, a failover's lost writes)", Integer.toString(f.losses()));
+        if (!settings.guarded()) {
+            row(out, "ids applied again after Redis lost their done record (Redis-only: allowed)",
+                    Integer.toString(v.doubledAfterLoss.size()));
+            row(out, "poison ids compensated again after Redis lost their record (Redis-only: allowed)",
+                    Integer.toString(v.compensatedAgainAfterLoss.size()));
+        }
         row(out, "consumer processes started", Integer.toString(f.processesStarted()));
         row(out, "messages sent per second, deliveries per second (traffic and drain)", String.format(Locale.ROOT,
                 "%.0f, %.0f", copies / f.trafficSeconds(), t.deliveries() / (f.trafficSeconds() + f.drainSeconds())));

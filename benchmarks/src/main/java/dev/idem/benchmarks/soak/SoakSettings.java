@@ -19,10 +19,13 @@ import java.util.concurrent.ThreadLocalRandom;
  * @param drain       {@code soak.drainSeconds}: the longest wait for the consumers to finish, default 120
  * @param guarded     {@code soak.guard}: {@code ledger} (default) runs guarded mode; {@code none} runs
  *                    Redis-only mode ({@code DedupCheck.none()}), whose promise ends where Redis loses
- *                    data: the run that shows the soak sees doubled effects and compensations
+ *                    data: repeats are allowed only after a loss of the id's record, and counted
+ * @param redis       {@code soak.redis}: {@code single} (default; its fault: killed and started again
+ *                    empty), {@code sentinel} (a Sentinel failover that loses writes) or {@code cluster}
+ *                    (a live reshard)
  */
 record SoakSettings(String broker, Duration duration, long seed, double idsPerSecond, int consumers, int concurrency,
-                    int partitions, Duration lease, Duration drain, boolean guarded) {
+                    int partitions, Duration lease, Duration drain, boolean guarded, String redis) {
 
     static SoakSettings fromSystemProperties() {
         String broker = System.getProperty("soak.broker", "kafka").trim().toLowerCase(Locale.ROOT);
@@ -34,6 +37,10 @@ record SoakSettings(String broker, Duration duration, long seed, double idsPerSe
         if (!guard.isEmpty() && !guard.equals("ledger") && !guard.equals("none")) {
             throw new IllegalArgumentException("soak.guard must be ledger or none but was '" + guard + "'");
         }
+        String redis = System.getProperty("soak.redis", "single").trim().toLowerCase(Locale.ROOT);
+        if (!redis.equals("single") && !redis.equals("sentinel") && !redis.equals("cluster")) {
+            throw new IllegalArgumentException("soak.redis must be single, sentinel or cluster but was '" + redis + "'");
+        }
         SoakSettings settings = new SoakSettings(broker,
                 Duration.ofSeconds(positive("soak.seconds", 180)),
                 seed.isEmpty() ? ThreadLocalRandom.current().nextLong(1, 1_000_000) : Long.parseLong(seed),
@@ -43,7 +50,7 @@ record SoakSettings(String broker, Duration duration, long seed, double idsPerSe
                 (int) positive("soak.partitions", 12),
                 Duration.ofMillis(positive("soak.leaseMillis", 3000)),
                 Duration.ofSeconds(positive("soak.drainSeconds", 120)),
-                !guard.equals("none"));
+                !guard.equals("none"), redis);
         return settings;
     }
 

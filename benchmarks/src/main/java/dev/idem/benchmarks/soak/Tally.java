@@ -8,7 +8,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +57,26 @@ record Tally(Map<String, Integer> effects, Map<String, Integer> compensations, l
         }
         return new Tally(perId(connection, tables.effects()), perId(connection, tables.compensations()), calls, maxAttempt,
                 beyondMax, broker.deadLetters(topic), outcomes(dir), broker.lag(group, topic), broker.extraFigures(group));
+    }
+
+    /** When each of {@code ids} had its rows in {@code table} written, in order. */
+    static Map<String, List<Instant>> times(Connection connection, String table, Collection<String> ids)
+            throws SQLException {
+        Map<String, List<Instant>> times = new HashMap<>();
+        if (ids.isEmpty()) {
+            return times;
+        }
+        try (PreparedStatement select = connection.prepareStatement("select id, at from " + table
+                + " where id = any (?) order by at")) {
+            select.setArray(1, connection.createArrayOf("varchar", ids.toArray()));
+            try (ResultSet rows = select.executeQuery()) {
+                while (rows.next()) {
+                    times.computeIfAbsent(rows.getString(1), id -> new ArrayList<>())
+                            .add(rows.getTimestamp(2).toInstant());
+                }
+            }
+        }
+        return times;
     }
 
     /** Ids with at least one row in {@code table}. */
