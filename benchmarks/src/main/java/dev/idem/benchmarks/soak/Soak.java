@@ -167,9 +167,10 @@ public final class Soak {
     }
 
     private static SoakBroker broker(SoakSettings settings, String run, List<AutoCloseable> resources) throws Exception {
-        Started fixture = Fixtures.start(settings.broker().equals("kafka") ? KafkaBroker.class : RocketMqBroker.class);
+        Started fixture = Fixtures.start(settings.broker().equals("rocketmq") ? RocketMqBroker.class : KafkaBroker.class);
         resources.add(fixture);
-        SoakBroker broker = fixture.value() instanceof KafkaBroker kafka ? new KafkaSoakBroker(kafka)
+        SoakBroker broker = fixture.value() instanceof KafkaBroker kafka
+                ? new KafkaSoakBroker(kafka, settings.broker().equals("share"))
                 : new RocketMqSoakBroker((RocketMqBroker) fixture.value(), run);
         resources.add(broker);
         return broker;

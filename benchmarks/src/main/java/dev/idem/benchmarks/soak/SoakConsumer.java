@@ -8,6 +8,7 @@ import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.kafka.IdemKafkaConsumer;
+import dev.idem.kafka.share.IdemKafkaShareConsumer;
 import dev.idem.redis.RedisClaimStore;
 import dev.idem.redis.RedisUrl;
 import dev.idem.rocketmq.DelayLevels;
@@ -29,8 +30,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One consumer process of the soak, started by {@link Soak} as a child JVM: an
- * {@link IdemKafkaConsumer} or {@link IdemRocketMqConsumer} in guarded mode (the JDBC ledger), as an
- * application would run it, until it is killed. It exits by itself when its parent is gone.
+ * {@link IdemKafkaConsumer}, an {@link IdemKafkaShareConsumer} or an {@link IdemRocketMqConsumer}, in
+ * guarded mode (the JDBC ledger) or Redis-only mode, as an application would run it, until it is killed. It exits by itself when its parent is gone.
  * Settings come from {@link ConsumerSpec}'s system properties.
  */
 public final class SoakConsumer {
@@ -76,7 +77,11 @@ public final class SoakConsumer {
                 .backoff(BACKOFF)
                 .compensation(work::compensate)
                 .onOutcome(work::outcome);
-        AutoCloseable consumer = spec.broker().equals("kafka") ? kafka(spec, processor) : rocketMq(spec, processor);
+        AutoCloseable consumer = switch (spec.broker()) {
+            case "kafka" -> kafka(spec, processor);
+            case "share" -> share(spec, processor);
+            default -> rocketMq(spec, processor);
+        };
         LOG.info("soak consumer {} (pid {}) consuming {} as {}", slot, pid, spec.topic(), spec.group());
         Files.writeString(spec.dir().resolve("ready-" + pid), Integer.toString(slot));
         Path counts = spec.dir().resolve("counts-" + slot + "-" + pid);
@@ -113,6 +118,28 @@ public final class SoakConsumer {
         }
         if (consumer.state() != ConsumerState.RUNNING) {
             throw new IllegalStateException("Kafka consumer not running after 60 s: " + consumer.state(),
+                    consumer.failure());
+        }
+        return consumer;
+    }
+
+    private static AutoCloseable share(ConsumerSpec spec, IdempotentProcessor.Builder<String> processor)
+            throws InterruptedException {
+        // A share group: its start offset, delivery limit and lock duration are group configs (KafkaSoakBroker).
+        IdemKafkaShareConsumer<String> consumer = IdemKafkaShareConsumer.builder(Map.of(
+                        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, spec.address(), ConsumerConfig.GROUP_ID_CONFIG, spec.group()),
+                        processor)
+                .topics(spec.topic())
+                .concurrency(spec.concurrency())
+                .onFailure(failure -> LOG.warn("Kafka share consumer trouble", failure))
+                .build();
+        consumer.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (consumer.state() != ConsumerState.RUNNING && System.nanoTime() < deadline) {
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+        if (consumer.state() != ConsumerState.RUNNING) {
+            throw new IllegalStateException("Kafka share consumer not running after 60 s: " + consumer.state(),
                     consumer.failure());
         }
         return consumer;

@@ -34,7 +34,11 @@ final class SoakReport {
         Verdict v = f.verdict();
         Tally t = f.tally();
         StringBuilder out = new StringBuilder();
-        out.append("# Idem soak on ").append(settings.broker().equals("kafka") ? "Kafka" : "RocketMQ")
+        out.append("# Idem soak on ").append(switch (settings.broker()) {
+                    case "kafka" -> "Kafka";
+                    case "share" -> "a Kafka share group";
+                    default -> "RocketMQ";
+                })
                 .append(settings.redis().equals("single") ? "" : ", Redis " + settings.redis()).append("\n\n");
         out.append(String.format(Locale.ROOT, "Run `%s` at %s, seed %d, on %d cores, Java %s: %d consumer processes "
                         + "of one group (concurrency %d each, lease %d ms), %d partitions, %s, the soak's own "

@@ -8,7 +8,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * The soak's settings, from {@code -Dsoak.*} system properties (the {@code -Psoak} profile passes
  * them on):
  *
- * @param broker      {@code soak.broker}: {@code kafka} (default) or {@code rocketmq}
+ * @param broker      {@code soak.broker}: {@code kafka} (default, a consumer group), {@code share} (a Kafka
+ *                    share group) or {@code rocketmq}
  * @param duration    {@code soak.seconds}: how long traffic and faults run, default 180
  * @param seed        {@code soak.seed}: the random seed of traffic and faults, default a new one (printed)
  * @param idsPerSecond {@code soak.rate}: new ids per second, default 20 (each sent 2 or 3 times)
@@ -29,8 +30,8 @@ record SoakSettings(String broker, Duration duration, long seed, double idsPerSe
 
     static SoakSettings fromSystemProperties() {
         String broker = System.getProperty("soak.broker", "kafka").trim().toLowerCase(Locale.ROOT);
-        if (!broker.equals("kafka") && !broker.equals("rocketmq")) {
-            throw new IllegalArgumentException("soak.broker must be kafka or rocketmq but was '" + broker + "'");
+        if (!broker.equals("kafka") && !broker.equals("rocketmq") && !broker.equals("share")) {
+            throw new IllegalArgumentException("soak.broker must be kafka, share or rocketmq but was '" + broker + "'");
         }
         String seed = System.getProperty("soak.seed", "").trim();
         String guard = System.getProperty("soak.guard", "").trim();
