@@ -32,7 +32,12 @@ final class SentinelRedis implements SoakRedis {
 
     // How long the primary's writes reach no replica before it is killed: the writes a failover loses.
     private static final Duration HELD = Duration.ofMillis(300);
-    private static final Duration FAILOVER_LIMIT = Duration.ofSeconds(30);
+    // Each Sentinel starts a failover of a primary at most once per twice its failover timeout (2 x 120 s
+    // here, the test kit's), so three of them fail over about every 80 s: one asked sooner would find
+    // no Sentinel to start it (a run killed a primary 37 s after a failover, and none was promoted).
+    private static final Duration MIN_GAP = Duration.ofSeconds(80);
+    // A promotion normally takes 1.5 to 2.5 s; a Sentinel that aborted an attempt waits its delay.
+    private static final Duration FAILOVER_LIMIT = Duration.ofMinutes(5);
 
     private final LocalRedisSentinel sentinel;
     private final String keyPrefix;
@@ -41,6 +46,7 @@ final class SentinelRedis implements SoakRedis {
     private final Supplier<Set<String>> sentIds;
     private final List<Loss> losses = new ArrayList<>();
     private int failovers;
+    private long lastFailover;
 
     SentinelRedis(Path dir, String keyPrefix, String group, String topic, Supplier<Set<String>> sentIds) {
         this.sentinel = LocalRedisSentinel.start(dir);
@@ -58,6 +64,9 @@ final class SentinelRedis implements SoakRedis {
 
     @Override
     public String fault(Random random) throws Exception {
+        if (lastFailover != 0 && System.nanoTime() - lastFailover < MIN_GAP.toNanos()) {
+            return "Sentinel failover skipped: less than " + MIN_GAP.toSeconds() + " s since the last one";
+        }
         String held;
         Set<String> kept;
         try {
@@ -76,6 +85,7 @@ final class SentinelRedis implements SoakRedis {
         losses.add(new Loss(killedAt, kept));
         sentinel.rejoin();
         failovers++;
+        lastFailover = System.nanoTime();
         return String.format("Sentinel failover: %s; primary killed; replica promoted after %d ms holding %d done ids; "
                 + "the killed server back empty as replica", held, promotion.toMillis(), kept.size());
     }
