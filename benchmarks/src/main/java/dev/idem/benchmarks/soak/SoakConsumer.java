@@ -7,6 +7,7 @@ import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
 import dev.idem.core.jdbc.JdbcEffectLedger;
+import dev.idem.kafka.AbstractIdemKafkaConsumer;
 import dev.idem.kafka.IdemKafkaConsumer;
 import dev.idem.kafka.share.IdemKafkaShareConsumer;
 import dev.idem.redis.RedisClaimStore;
@@ -111,16 +112,7 @@ public final class SoakConsumer {
                 .concurrency(spec.concurrency())
                 .onFailure(failure -> LOG.warn("Kafka consumer trouble", failure))
                 .build();
-        consumer.start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (consumer.state() != ConsumerState.RUNNING && System.nanoTime() < deadline) {
-            TimeUnit.MILLISECONDS.sleep(50);
-        }
-        if (consumer.state() != ConsumerState.RUNNING) {
-            throw new IllegalStateException("Kafka consumer not running after 60 s: " + consumer.state(),
-                    consumer.failure());
-        }
-        return consumer;
+        return started(consumer);
     }
 
     private static AutoCloseable share(ConsumerSpec spec, IdempotentProcessor.Builder<String> processor)
@@ -133,14 +125,20 @@ public final class SoakConsumer {
                 .concurrency(spec.concurrency())
                 .onFailure(failure -> LOG.warn("Kafka share consumer trouble", failure))
                 .build();
+        return started(consumer);
+    }
+
+    /** Starts a Kafka consumer of either kind and waits, at most a minute, until it runs. */
+    private static AbstractIdemKafkaConsumer<String> started(AbstractIdemKafkaConsumer<String> consumer)
+            throws InterruptedException {
         consumer.start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (consumer.state() != ConsumerState.RUNNING && System.nanoTime() < deadline) {
             TimeUnit.MILLISECONDS.sleep(50);
         }
         if (consumer.state() != ConsumerState.RUNNING) {
-            throw new IllegalStateException("Kafka share consumer not running after 60 s: " + consumer.state(),
-                    consumer.failure());
+            throw new IllegalStateException(consumer.getClass().getSimpleName() + " not running after 60 s: "
+                    + consumer.state(), consumer.failure());
         }
         return consumer;
     }
