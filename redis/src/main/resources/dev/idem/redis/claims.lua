@@ -297,11 +297,13 @@ end
 -- whose every compact key this owner completes now (the caller knows it), then how long after its
 -- claim a batch record may still complete (its keys live the done window longer), then the batch ids
 -- of the 'm' keys, 11 characters each, in order.
--- Returns per key 1 (done) or 0 (refused: not the owner; for a batch record, complete its keys one
--- by one). One command in the usual case: SET ... GET writes D and returns what it replaced; when
--- that was not this owner's claim (a lost lease, rare), the old value is put back. A key that still
--- names the owner's own batch is the owner's, whatever its batch record says or wherever it is: only a
--- takeover rewrites a compact key, and ids are never reused (SET NX).
+-- Returns per key 1 (done) or 0 (refused: another owner's, or dead; for a batch record, complete its
+-- keys one by one). A key with no record is written done: its owner applied the effect, and the
+-- record was lost under it (a failover, a restart, an eviction); refusing would leave the finished
+-- key to run again (docs/decisions/0051). One command in the usual case: SET ... GET writes D and
+-- returns what it replaced; when that was another owner's (a lost lease, rare), the old value is
+-- put back. A key that still names the owner's own batch is the owner's, whatever its batch record
+-- says or wherever it is: only a takeover rewrites a compact key, and ids are never reused (SET NX).
 if op == 'complete' then
   local owner, flags, within, ids = ARGV[2], ARGV[5], tonumber(ARGV[6]), ARGV[7]
   local claimed_by_owner = 'C|' .. owner .. '|'
@@ -329,7 +331,7 @@ if op == 'complete' then
       end
     else
       local old = redis.call('SET', key, 'D', 'PX', ARGV[3], 'GET')
-      local mine = old == 'D' or (old and string.sub(old, 1, #claimed_by_owner) == claimed_by_owner)
+      local mine = not old or old == 'D' or string.sub(old, 1, #claimed_by_owner) == claimed_by_owner
       local id = old and old ~= own_compact and string.match(old, '^c(%w%w%w%w%w%w%w%w%w%w%w)$')
       local b = id and batch_record(id)
       if old and old == own_compact then
@@ -341,9 +343,7 @@ if op == 'complete' then
         out[i] = 1
       else
         out[i] = 0
-        if not old then
-          redis.call('DEL', key)
-        elseif b then
+        if b then
           -- Another owner's compact key: back with the time it had left (its batch record's, less the minute).
           redis.call('SET', key, old, 'PX', d(math.max(1, redis.call('PTTL', BP .. id) - 60000)))
         elseif id then

@@ -1,5 +1,9 @@
 package dev.idem.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.spi.ClaimAdmin;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreContract;
 import dev.idem.testkit.IdemTestKit;
@@ -9,12 +13,14 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
 
 /** The whole claim store contract with every fresh claim compact, however few keys a call has. */
 @IdemTestKit
 class CompactRedisClaimStoreIT extends ClaimStoreContract {
 
     private static RedissonClient redisson;
+    private String prefix;
 
     @BeforeAll
     static void connect(RedisEndpoint redis) {
@@ -28,7 +34,17 @@ class CompactRedisClaimStoreIT extends ClaimStoreContract {
 
     @Override
     protected ClaimStore newStore(Duration doneWindow) {
-        return RedisClaimStore.builder(redisson).keyPrefix("idem-test:" + UUID.randomUUID() + ":")
-                .doneWindow(doneWindow).minCompactBatch(1).build();
+        prefix = "idem-test:" + UUID.randomUUID() + ":";
+        return RedisClaimStore.builder(redisson).keyPrefix(prefix).doneWindow(doneWindow).minCompactBatch(1).build();
+    }
+
+    /** A compact key and its batch record are written together, so a failover loses both. */
+    @Override
+    protected void loseRecord(ClaimAdmin admin, IdempotencyKey key) {
+        String redisKey = ((RedisClaimStore) admin).redisKey(key);
+        String value = (String) redisson.getBucket(redisKey, StringCodec.INSTANCE).get();
+        assertThat(value).as("a compact claim").startsWith("c");
+        // On a single server a slot group's batch records are under one prefix (KeySpace.batchPrefix).
+        assertThat(redisson.getKeys().delete(redisKey, prefix + "batch:" + value.substring(1))).isEqualTo(2);
     }
 }

@@ -1,6 +1,7 @@
 package dev.idem.benchmarks.soak;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -19,6 +20,10 @@ final class Chaos {
 
     private enum Fault { KILL, PAUSE, REDIS }
 
+    /** A consumer process stopped: killed ({@code paused} false) or paused beyond its lease, at {@code at}. */
+    record Stop(long pid, Instant at, boolean paused) {
+    }
+
     private static final int MIN_GAP_MILLIS = 6_000;
     private static final int MAX_GAP_MILLIS = 12_000;
     private static final int MAX_RESTART_DELAY_MILLIS = 2_000;
@@ -34,6 +39,7 @@ final class Chaos {
     private final long[] resumeAt;
     private final long[] pausedAt;
     private final List<Fault> round = new ArrayList<>();
+    private final List<Stop> stops = new ArrayList<>();
     private int kills;
     private int pauses;
     private double longestPause;
@@ -96,7 +102,9 @@ final class Chaos {
                     timeline.event("no running consumer to kill");
                     return;
                 }
+                Instant at = Instant.now();
                 long pid = consumers.kill(slot);
+                stops.add(new Stop(pid, at, false));
                 int delay = random.nextInt(MAX_RESTART_DELAY_MILLIS + 1);
                 restartAt[slot] = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay);
                 kills++;
@@ -109,6 +117,7 @@ final class Chaos {
                     return;
                 }
                 long millis = lease.toMillis() + 1_000 + random.nextInt(MAX_PAUSE_BEYOND_LEASE_MILLIS - 1_000);
+                stops.add(new Stop(consumers.pid(slot), Instant.now(), true));
                 consumers.pause(slot);
                 pausedAt[slot] = System.nanoTime();
                 resumeAt[slot] = pausedAt[slot] + TimeUnit.MILLISECONDS.toNanos(millis);
@@ -153,6 +162,11 @@ final class Chaos {
         if (healed != null) {
             timeline.event("%s", healed);
         }
+    }
+
+    /** Every kill and pause, in time order. */
+    List<Stop> stops() {
+        return List.copyOf(stops);
     }
 
     int kills() {

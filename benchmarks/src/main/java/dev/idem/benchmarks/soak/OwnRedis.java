@@ -55,7 +55,8 @@ final class OwnRedis implements SoakRedis {
         }
         process.destroyForcibly().waitFor();
         await(false);
-        losses.add(new Loss(Instant.now(), null));
+        Instant at = Instant.now();
+        losses.add(new Loss(at, at, null));
         int down = MIN_DOWN_MILLIS + random.nextInt(MAX_DOWN_MILLIS - MIN_DOWN_MILLIS);
         upAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(down);
         restarts++;

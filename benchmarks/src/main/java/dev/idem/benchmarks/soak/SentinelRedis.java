@@ -69,6 +69,7 @@ final class SentinelRedis implements SoakRedis {
         }
         String held;
         Set<String> kept;
+        Instant heldFrom = Instant.now();
         try {
             sentinel.holdReplication();
             TimeUnit.MILLISECONDS.sleep(HELD.toMillis());
@@ -78,11 +79,12 @@ final class SentinelRedis implements SoakRedis {
             // The Sentinels pointed the replica at the primary itself: the kill loses what was in flight.
             kept = doneOnReplica();
             held = "replication not held (" + notThroughTheProxy.getMessage().split(":")[0] + ")";
+            heldFrom = null;
         }
         Instant killedAt = Instant.now();
         sentinel.killPrimary();
         Duration promotion = sentinel.awaitFailover(FAILOVER_LIMIT);
-        losses.add(new Loss(killedAt, kept));
+        losses.add(new Loss(heldFrom == null ? killedAt : heldFrom, killedAt, kept));
         sentinel.rejoin();
         failovers++;
         lastFailover = System.nanoTime();

@@ -126,9 +126,9 @@ public final class Soak {
                 .toList();
         List<String> compensatedAgain = tally.compensations().entrySet().stream().filter(e -> e.getValue() > 1)
                 .map(Map.Entry::getKey).toList();
-        Verdict verdict = new Verdict(sent, tally, settings.guarded(), redis.losses(),
-                Tally.times(connection, tables.effects(), repeated),
-                Tally.times(connection, tables.compensations(), compensatedAgain));
+        Verdict verdict = new Verdict(sent, tally, settings.guarded(), redis.losses(), chaos.stops(),
+                Tally.rows(connection, tables.effects(), repeated),
+                Tally.rows(connection, tables.compensations(), compensatedAgain));
         boolean kept = verdict.kept() && dead.isEmpty() && drained;
         Map<String, List<String>> histories = new LinkedHashMap<>();
         for (String id : verdict.violating().stream().limit(HISTORIES).toList()) {

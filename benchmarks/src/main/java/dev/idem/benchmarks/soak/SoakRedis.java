@@ -15,9 +15,10 @@ interface SoakRedis extends AutoCloseable {
 
     /**
      * Data Redis lost at {@code at}: every record ({@code kept} null), or every record but those of
-     * the ids in {@code kept} (what the promoted replica held).
+     * the ids in {@code kept} (what the promoted replica held). Writes from {@code from} on were lost
+     * with it (a primary whose replication was held); {@code from} is {@code at} when none were.
      */
-    record Loss(Instant at, Set<String> kept) {
+    record Loss(Instant from, Instant at, Set<String> kept) {
 
         /** Whether {@code id}'s done record was lost here. */
         boolean lost(String id) {

@@ -54,7 +54,8 @@ final class SoakReport {
         out.append("| promise | ids that broke it | kept |\n|---|---:|---|\n");
         promise(out, "lost: a good or transient id without an effect", v.lost.size());
         promise(out, settings.guarded() ? "doubled: an id with more than one effect"
-                : "doubled: an id with an effect repeated without Redis losing its record between", v.doubled.size());
+                : "doubled: an id with an effect repeated without Redis losing its record between, or its "
+                        + "process stopping between effect and completion", v.doubled.size());
         promise(out, "a poison id applied", v.poisonApplied.size());
         promise(out, "a poison id never compensated", v.poisonNotCompensated.size());
         promise(out, settings.guarded() ? "a poison id compensated more than once"
@@ -100,8 +101,13 @@ final class SoakReport {
         row(out, f.redisFault(), Integer.toString(f.redisFaults()));
         row(out, "losses of Redis data (a restart empty, a failover's lost writes)", Integer.toString(f.losses()));
         if (!settings.guarded()) {
-            row(out, "ids applied again after Redis lost their done record (Redis-only: allowed)",
-                    Integer.toString(v.doubledAfterLoss.size()));
+            row(out, "ids applied again after Redis lost their record (Redis-only: allowed); of them, ids whose "
+                            + "claim was lost under a running handler (its effect came after the loss)",
+                    v.doubledAfterLoss.size() + "; " + v.doubledAfterClaimLoss.size());
+            row(out, String.format(Locale.ROOT, "ids applied again after their process was killed within %.1f s of "
+                            + "the effect, or paused beyond its lease before its completion (Redis-only: allowed); "
+                            + "longest effect-to-kill", Verdict.COMPLETION_LIMIT.toMillis() / 1e3),
+                    String.format(Locale.ROOT, "%d; %d ms", v.doubledAfterStop.size(), v.longestEffectToKill.toMillis()));
             row(out, "poison ids compensated again after Redis lost their record (Redis-only: allowed)",
                     Integer.toString(v.compensatedAgainAfterLoss.size()));
         }

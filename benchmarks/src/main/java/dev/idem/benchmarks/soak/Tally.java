@@ -9,6 +9,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -59,24 +60,35 @@ record Tally(Map<String, Integer> effects, Map<String, Integer> compensations, l
                 beyondMax, broker.deadLetters(topic), outcomes(dir), broker.lag(group, topic), broker.extraFigures(group));
     }
 
-    /** When each of {@code ids} had its rows in {@code table} written, in order. */
-    static Map<String, List<Instant>> times(Connection connection, String table, Collection<String> ids)
+    /**
+     * One effect or compensation row: when it was written, by which process, and when the claim it
+     * ran under was taken (its fence is Redis's clock at the claim, in microseconds; a row without a
+     * fence, a compensation, says its own time).
+     */
+    record Row(Instant at, Instant claimed, long pid) {
+    }
+
+    /** The rows each of {@code ids} has in {@code table}, in the order they were written. */
+    static Map<String, List<Row>> rows(Connection connection, String table, Collection<String> ids)
             throws SQLException {
-        Map<String, List<Instant>> times = new HashMap<>();
+        Map<String, List<Row>> rows = new HashMap<>();
         if (ids.isEmpty()) {
-            return times;
+            return rows;
         }
-        try (PreparedStatement select = connection.prepareStatement("select id, at from " + table
+        try (PreparedStatement select = connection.prepareStatement("select id, at, fence, pid from " + table
                 + " where id = any (?) order by at")) {
             select.setArray(1, connection.createArrayOf("varchar", ids.toArray()));
-            try (ResultSet rows = select.executeQuery()) {
-                while (rows.next()) {
-                    times.computeIfAbsent(rows.getString(1), id -> new ArrayList<>())
-                            .add(rows.getTimestamp(2).toInstant());
+            try (ResultSet result = select.executeQuery()) {
+                while (result.next()) {
+                    Instant at = result.getTimestamp(2).toInstant();
+                    long fence = result.getLong(3);
+                    Instant claimed = fence > 0 ? Instant.EPOCH.plus(fence, ChronoUnit.MICROS) : at;
+                    rows.computeIfAbsent(result.getString(1), id -> new ArrayList<>())
+                            .add(new Row(at, claimed.isAfter(at) ? at : claimed, result.getLong(4)));
                 }
             }
         }
-        return times;
+        return rows;
     }
 
     /** Ids with at least one row in {@code table}. */

@@ -1,6 +1,6 @@
 package dev.idem.benchmarks.soak;
 
-import java.time.Instant;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,11 +11,20 @@ import java.util.TreeSet;
  * The soak's promises, checked id by id: every good or transient id applied once, every poison id
  * never applied, dead-lettered at least once and compensated exactly once, nothing left unconsumed.
  * A second dead-letter copy is allowed (decision 0017) and counted apart. In Redis-only mode the
- * promise ends where Redis loses data: an effect or a compensation repeated after a loss that lost
- * the id's record (a restart that came back empty, a failover whose promoted replica did not have it
- * as done) is allowed and counted apart; one repeated with no such loss between is a violation.
+ * promise ends where Redis loses data, and where a process stops between an effect and its
+ * completion: an effect or a compensation repeated after a loss of the id's record (a restart that
+ * came back empty, a failover whose promoted replica did not have it as done) since the claim it
+ * repeats ran under, or after the process that wrote it was killed within {@link #COMPLETION_LIMIT}
+ * of the effect, or paused beyond its lease between its claim and then, is allowed and counted
+ * apart; any other repeat is a violation.
  */
 final class Verdict {
+
+    /**
+     * How long after an effect its completion is sent: the promise says within a second (the
+     * completion timer), and the chaos loop notes a stop a few milliseconds before it strikes.
+     */
+    static final Duration COMPLETION_LIMIT = Duration.ofMillis(1_100);
 
     final int goodIds;
     final int transientIds;
@@ -24,6 +33,15 @@ final class Verdict {
     final List<String> doubled = new ArrayList<>();
     /** Redis-only mode: ids whose every repeat followed a loss of their record. */
     final List<String> doubledAfterLoss = new ArrayList<>();
+    /**
+     * Redis-only mode: of {@link #doubledAfterLoss}, the ids whose earlier effect was written after
+     * the loss: the loss took their claim, not their done record (what a completion restores, 0051).
+     */
+    final List<String> doubledAfterClaimLoss = new ArrayList<>();
+    /** Redis-only mode: ids with a repeat that followed a stop of the process between claim and completion. */
+    final List<String> doubledAfterStop = new ArrayList<>();
+    /** The longest time from an effect to the kill that let it repeat, among {@link #doubledAfterStop}. */
+    Duration longestEffectToKill = Duration.ZERO;
     final List<String> compensatedAgainAfterLoss = new ArrayList<>();
     final List<String> poisonApplied = new ArrayList<>();
     final List<String> poisonNotCompensated = new ArrayList<>();
@@ -36,17 +54,19 @@ final class Verdict {
     final long lag;
 
     Verdict(Map<String, Integer> sent, Tally tally) {
-        this(sent, tally, true, List.of(), Map.of(), Map.of());
+        this(sent, tally, true, List.of(), List.of(), Map.of(), Map.of());
     }
 
     /**
-     * @param guarded           guarded mode: no repeat is allowed
-     * @param losses            what Redis lost, and when
-     * @param effectTimes       when each repeated id's effects were written, in order
-     * @param compensationTimes when each repeatedly compensated id's compensations were written
+     * @param guarded          guarded mode: no repeat is allowed
+     * @param losses           what Redis lost, and when
+     * @param stops            the consumer processes killed or paused, and when
+     * @param effectRows       each repeated id's effects, in the order they were written
+     * @param compensationRows each repeatedly compensated id's compensations, in order
      */
     Verdict(Map<String, Integer> sent, Tally tally, boolean guarded, List<SoakRedis.Loss> losses,
-            Map<String, List<Instant>> effectTimes, Map<String, List<Instant>> compensationTimes) {
+            List<Chaos.Stop> stops, Map<String, List<Tally.Row>> effectRows,
+            Map<String, List<Tally.Row>> compensationRows) {
         int good = 0;
         int transients = 0;
         int poison = 0;
@@ -75,7 +95,8 @@ final class Verdict {
                 if (compensations == 0) {
                     poisonNotCompensated.add(id);
                 }
-                if (compensations > 1 && !guarded && afterLosses(id, compensationTimes.get(id), losses)) {
+                if (compensations > 1 && !guarded
+                        && explained(id, compensationRows.get(id), losses, List.of()) == Explained.BY_LOSSES) {
                     compensatedAgainAfterLoss.add(id);
                 } else if (compensations > 1) {
                     poisonCompensatedTwice.add(id);
@@ -87,8 +108,14 @@ final class Verdict {
                     extraLetters.put(id, letters);
                 }
             }
-            if (effects > 1 && !guarded && afterLosses(id, effectTimes.get(id), losses)) {
+            Explained why = effects > 1 && !guarded ? explained(id, effectRows.get(id), losses, stops) : Explained.NOT;
+            if (why == Explained.BY_LOSSES) {
                 doubledAfterLoss.add(id);
+                if (claimLost(id, effectRows.get(id), losses)) {
+                    doubledAfterClaimLoss.add(id);
+                }
+            } else if (why == Explained.BY_STOPS) {
+                doubledAfterStop.add(id);
             } else if (effects > 1) {
                 doubled.add(id);
             }
@@ -117,20 +144,52 @@ final class Verdict {
         return List.copyOf(ids);
     }
 
-    /** Whether every repeat of {@code id} (at {@code times}) came after a loss of its record since the one before. */
-    static boolean afterLosses(String id, List<Instant> times, List<SoakRedis.Loss> losses) {
-        if (times == null || times.size() < 2) {
-            return false;
-        }
-        for (int k = 1; k < times.size(); k++) {
-            Instant before = times.get(k - 1);
-            Instant repeat = times.get(k);
-            boolean lost = losses.stream().anyMatch(loss -> loss.at().isAfter(before) && loss.at().isBefore(repeat)
-                    && loss.lost(id));
-            if (!lost) {
-                return false;
+    private enum Explained { NOT, BY_LOSSES, BY_STOPS }
+
+    /** Whether a loss fell between a repeated row's claim and its effect. */
+    private static boolean claimLost(String id, List<Tally.Row> rows, List<SoakRedis.Loss> losses) {
+        for (int k = 1; k < rows.size(); k++) {
+            Tally.Row before = rows.get(k - 1);
+            if (losses.stream().anyMatch(loss -> loss.lost(id) && loss.at().isAfter(before.claimed())
+                    && loss.at().isBefore(before.at()))) {
+                return true;
             }
         }
-        return true;
+        return false;
+    }
+
+    /**
+     * Whether every repeat of {@code id} (its {@code rows} after the first) is explained: by a loss of
+     * its record after the claim the row before ran under and before the repeat's claim, or by a stop
+     * of the process that wrote the row before, in the window the promise names. BY_STOPS when at
+     * least one repeat needed a stop.
+     */
+    private Explained explained(String id, List<Tally.Row> rows, List<SoakRedis.Loss> losses, List<Chaos.Stop> stops) {
+        if (rows == null || rows.size() < 2) {
+            return Explained.NOT;
+        }
+        Explained why = Explained.BY_LOSSES;
+        for (int k = 1; k < rows.size(); k++) {
+            Tally.Row before = rows.get(k - 1);
+            Tally.Row repeat = rows.get(k);
+            boolean lost = losses.stream().anyMatch(loss -> loss.lost(id) && loss.at().isAfter(before.claimed())
+                    && loss.at().isBefore(repeat.at()) && !repeat.claimed().isBefore(loss.from()));
+            if (lost) {
+                continue;
+            }
+            Chaos.Stop stop = stops.stream().filter(s -> s.pid() == before.pid() && s.at().isBefore(repeat.at())
+                            && !s.at().isBefore(s.paused() ? before.claimed() : before.at())
+                            && !s.at().isAfter(before.at().plus(COMPLETION_LIMIT)))
+                    .findFirst().orElse(null);
+            if (stop == null) {
+                return Explained.NOT;
+            }
+            if (!stop.paused()) {
+                Duration gap = Duration.between(before.at(), stop.at());
+                longestEffectToKill = gap.compareTo(longestEffectToKill) > 0 ? gap : longestEffectToKill;
+            }
+            why = Explained.BY_STOPS;
+        }
+        return why;
     }
 }

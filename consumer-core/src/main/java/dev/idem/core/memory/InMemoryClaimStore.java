@@ -181,7 +181,8 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
             if (e != null && e.state == ClaimRecord.State.DONE) {
                 continue;
             }
-            if (e == null || e.state != ClaimRecord.State.CLAIMED || !owner.equals(e.owner)) {
+            // No record: it was lost under its owner, who applied the effect (decision 0051).
+            if (e != null && (e.state != ClaimRecord.State.CLAIMED || !owner.equals(e.owner))) {
                 refused.add(key);
                 continue;
             }

@@ -75,8 +75,10 @@ public interface ClaimStore {
 
     /**
      * Marks keys done, kept for the dedup window. A key done already is not refused (a completion
-     * sent again after its reply was lost); a key {@code owner} does not hold (another owner's, one
-     * with no record, a dead-lettered one) is refused and left as it is.
+     * sent again after its reply was lost), nor is a key with no record: {@code owner} applied its
+     * effect and the store lost the record under it (a failover, a restart), so it is written done,
+     * or a copy would run again. A key another owner holds, or a dead-lettered one, is refused and
+     * left as it is.
      *
      * @return the keys {@code owner} no longer held (completion refused)
      */

@@ -33,6 +33,14 @@ public abstract class ClaimStoreContract {
     /** A store whose done and dead records live {@code doneWindow}; it must also be a {@link ClaimAdmin}. */
     protected abstract ClaimStore newStore(Duration doneWindow);
 
+    /**
+     * Makes the store lose {@code key}'s record, as a failover or a restart would. By default the
+     * admin's reset; a store that keeps more than one record per key loses them all.
+     */
+    protected void loseRecord(ClaimAdmin admin, IdempotencyKey key) {
+        admin.reset(key);
+    }
+
     @BeforeEach
     void freshStoreAndKeys() {
         store = newStore(WINDOW);
@@ -292,25 +300,40 @@ public abstract class ClaimStoreContract {
     }
 
     @Test
-    void anAsynchronousCompletionOfABatchRefusesExactlyTheKeysItsOwnerDoesNotHold() throws Exception {
-        // Given keys held by "a", held by another owner, never claimed, and dead-lettered by "a"
+    void anAsynchronousCompletionOfABatchRefusesExactlyTheKeysAnotherOwnerHoldsOrThatAreDead() throws Exception {
+        // Given keys held by "a", held by another owner, and dead-lettered by "a"
         claimed("mine", "a");
         claimed("theirs", "b");
         claimed("dead", "a");
         store.doom(key("dead"), "a", "attempts exhausted", "boom");
         store.deadLetter(key("dead"), "a", LEASE);
-        List<IdempotencyKey> keys = List.of(key("mine"), key("theirs"), key("unknown"), key("dead"));
+        List<IdempotencyKey> keys = List.of(key("mine"), key("theirs"), key("dead"));
 
         // When "a" completes them all in one call
         Set<IdempotencyKey> refused = store.completeAsync(keys, "a").get(5, TimeUnit.SECONDS);
 
         // Then only its own claim is done; the others are refused and left as they were
-        assertThat(refused).containsExactlyInAnyOrder(key("theirs"), key("unknown"), key("dead"));
+        assertThat(refused).containsExactlyInAnyOrder(key("theirs"), key("dead"));
         assertThat(admin.inspect(key("mine")).orElseThrow().state()).isEqualTo(ClaimRecord.State.DONE);
         assertThat(admin.inspect(key("theirs")).orElseThrow().owner()).contains("b");
-        assertThat(admin.inspect(key("unknown"))).isEmpty();
         assertThat(admin.inspect(key("dead")).orElseThrow().state()).isEqualTo(ClaimRecord.State.DEAD);
         assertThat(claim("theirs", "c", LEASE)).isInstanceOf(Claim.Busy.class);
+    }
+
+    @Test
+    void aCompletionOfAKeyWhoseRecordWasLostUnderItsOwnerWritesItDone() throws Exception {
+        // Given a key "a" claimed and applied, whose record the store then lost (a failover, a restart)
+        claimed("lost", "a");
+        claimed("kept", "a");
+        loseRecord(admin, key("lost"));
+
+        // When "a" completes both
+        Set<IdempotencyKey> refused = store.completeAsync(List.of(key("lost"), key("kept")), "a").get(5, TimeUnit.SECONDS);
+
+        // Then both are done: a copy arriving later is not run again
+        assertThat(refused).isEmpty();
+        assertThat(claim("lost", "b", LEASE)).isInstanceOf(Claim.Done.class);
+        assertThat(claim("kept", "b", LEASE)).isInstanceOf(Claim.Done.class);
     }
 
     @Test
