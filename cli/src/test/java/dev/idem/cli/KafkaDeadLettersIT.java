@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idem.kafka.IdemKafkaConsumer;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.redis.RedisClaimStore;
 import dev.idem.redis.TestRedisson;
 import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.KafkaBroker;
@@ -152,6 +154,46 @@ class KafkaDeadLettersIT {
             assertThat(operator.idem("dlq", "replay", "-b", "kafka", "-t", dlt, "--key", ids.get(2), "--yes").out())
                     .contains("no entry of " + dlt + " matches");
             assertThat(effects.applied(ids.get(1)) + effects.applied(ids.get(2))).isZero();
+        }
+    }
+
+    @Test
+    void aReplayRunsAKeyThatACopyMarkedDoneFromTheLedgerAfterRedisLostItsDeadRecord(
+            KafkaBroker kafka, RedisEndpoint redis, PostgresDatabase postgres, TestNames names, @TempDir Path home)
+            throws Exception {
+        // Given an order dead-lettered and compensated, whose dead record Redis then lost, and a copy
+        // the ledger answered as a duplicate of the dead-lettering (Redis now says DONE)
+        String topic = names.topic();
+        String dlt = topic + ".DLT";
+        kafka.createTopic(topic, 1);
+        Effects effects = new Effects(redisson, names.keyPrefix(), postgres);
+        String id = topic + "-lost";
+        effects.poisoned.add(id);
+        Operator operator = operator(redis, postgres, names, home, "IDEM_KAFKA_BOOTSTRAP", kafka.bootstrapServers());
+        try (IdemKafkaConsumer<Order> consumer = IdemKafkaConsumer.builder(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ConsumerConfig.GROUP_ID_CONFIG,
+                names.group(), ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), effects.processor())
+                .topics(topic).build()) {
+            consumer.start();
+            produce(kafka, topic, List.of(id));
+            await().atMost(Duration.ofSeconds(60)).until(() -> effects.compensated.size() == 1);
+            RedisClaimStore store = RedisClaimStore.builder(redisson).keyPrefix(names.keyPrefix()).build();
+            IdempotencyKey key = new IdempotencyKey(names.group(), topic, id);
+            assertThat(redisson.getKeys().delete(store.redisKey(key))).isEqualTo(1);
+            produce(kafka, topic, List.of(id));
+            await().atMost(Duration.ofSeconds(30)).until(() -> effects.duplicates(id) == 1);
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
+                    operator.idem("claims", "show", names.group(), id, "-t", topic).out()).contains("DONE"));
+
+            // When the operator, the cause fixed, replays its dead letter
+            effects.poisoned.remove(id);
+            Operator.Run replay = operator.idem("dlq", "replay", "-b", "kafka", "-t", dlt, "--key", id, "--yes");
+            assertThat(replay.code()).as(replay.toString()).isZero();
+            assertThat(replay.out()).contains("sent 1, refused 0, failed 0");
+
+            // Then the consumer applies it, once
+            await().atMost(Duration.ofSeconds(30)).until(() -> effects.applied(id) == 1);
+            assertThat(effects.duplicates(id)).isEqualTo(1);
         }
     }
 

@@ -9,12 +9,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The completion call of a {@link RedisClaimStore}: a batch whose compact keys all complete together
  * is completed by one write to its batch record, every other key by its own. Thread-safe.
  */
 final class CompletionRound {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RedisClaimStore.class);
 
     private final RedisScripts scripts;
     private final KeySpace names;
@@ -48,6 +52,7 @@ final class CompletionRound {
                 plan.batches().forEach((record, batchKeys) -> compact.claimed(record, owner, batchKeys));
             }
         }).thenCompose(replies -> {
+            warnRestored(plan.single(), replies);
             Set<IdempotencyKey> refused = new HashSet<>();
             refused(plan.single(), replies, 0).forEach(key -> refused.add(byRedisKey.get(key)));
             List<String> again = new ArrayList<>();
@@ -61,21 +66,36 @@ final class CompletionRound {
             }
             // Each key that still names this owner's batch is done; a key taken over is refused.
             return completeAsync(again, stillCompact, List.of(), owner).thenApply(more -> {
+                warnRestored(again, more);
                 refused(again, more, 0).forEach(key -> refused.add(byRedisKey.get(key)));
                 return refused;
             });
         });
     }
 
-    /** The names whose reply, from {@code offset} on in {@code replies}, is not 1. */
+    /** The names whose reply, from {@code offset} on in {@code replies}, is 0. */
     private static List<String> refused(List<String> names, List<Object> replies, int offset) {
         List<String> refused = new ArrayList<>();
         for (int i = 0; i < names.size(); i++) {
-            if (((Number) replies.get(offset + i)).longValue() != 1) {
+            if (((Number) replies.get(offset + i)).longValue() == 0) {
                 refused.add(names.get(i));
             }
         }
         return refused;
+    }
+
+    /** Says which of the first {@code names} had no record left to complete: Redis lost it (decision 0051). */
+    private static void warnRestored(List<String> names, List<Object> replies) {
+        List<String> restored = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            if (((Number) replies.get(i)).longValue() == 2) {
+                restored.add(names.get(i));
+            }
+        }
+        if (!restored.isEmpty()) {
+            LOG.warn("{} completion(s) found no claim record (Redis lost it: a failover or a restart) and wrote it "
+                    + "done again, e.g. {}; a copy that came in between may have run again", restored.size(), restored.get(0));
+        }
     }
 
     /**

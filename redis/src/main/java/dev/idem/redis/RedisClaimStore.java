@@ -20,7 +20,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
-import org.redisson.client.RedisException;
 
 /**
  * Claim records in Redis: one short string per key, every change made by one Lua script, every time
@@ -248,11 +247,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
 
     @Override
     public void reset(IdempotencyKey key) {
-        try {
-            redisson.getKeys().delete(redisKey(key));
-        } catch (RedisException e) {
-            throw new ClaimStoreException("Redis unavailable deleting " + key, e);
-        }
+        one(redisKey(key), RScript.ReturnType.INTEGER, "reset");
     }
 
     @Override

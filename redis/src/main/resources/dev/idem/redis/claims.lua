@@ -4,6 +4,7 @@
 -- A record is one string, so a fresh claim is a single SET NX, and other changes one GET and one SET
 -- (Redis 6.2 or newer):
 --   done:       D
+--   reset:      R  (read as no record; see RESET)
 --   compact:    c<batch id>  (11 characters [0-9A-Za-z]): a fresh claim, read through its batch
 --               record <batch prefix><batch id> in the same slot, which holds
 --               L|<owner>|<lease end ms>|<fence> (T instead of L once another owner took a key of the
@@ -39,6 +40,9 @@ local PENDING = ARGV[#ARGV - 2]
 -- be on its way from another node (a slot migration): elsewhere a batch record missing is one lost.
 local SLOTTED = string.sub(BP, -2) == '}:'
 local function d(x) return string.format('%d', x) end
+-- What an operator's reset leaves (ClaimAdmin.reset): no record to every operation, but a completion
+-- still on its way from a run before the reset is refused, for this long, instead of writing done.
+local RESET, RESET_MS = 'R', 300000
 -- Redis TIME, read once per call (a script runs at one instant).
 local clock = nil
 local function now_ms()
@@ -84,7 +88,7 @@ end
 
 local function load(key)
   local v = redis.call('GET', key)
-  if not v then return nil end
+  if not v or v == RESET then return nil end
   local id = string.match(v, '^c(%w%w%w%w%w%w%w%w%w%w%w)$')
   if not id then return decode(v) end
   local b = batch_record(id)
@@ -297,10 +301,10 @@ end
 -- whose every compact key this owner completes now (the caller knows it), then how long after its
 -- claim a batch record may still complete (its keys live the done window longer), then the batch ids
 -- of the 'm' keys, 11 characters each, in order.
--- Returns per key 1 (done) or 0 (refused: another owner's, or dead; for a batch record, complete its
--- keys one by one). A key with no record is written done: its owner applied the effect, and the
+-- Returns per key 1 (done), 2 (done, and it had no record) or 0 (refused: another owner's, or dead;
+-- for a batch record, complete its keys one by one). A key with no record is written done: its owner applied the effect, and the
 -- record was lost under it (a failover, a restart, an eviction); refusing would leave the finished
--- key to run again (docs/decisions/0051). One command in the usual case: SET ... GET writes D and
+-- key to run again (docs/decisions/0051). A key an operator reset is refused (RESET). One command in the usual case: SET ... GET writes D and
 -- returns what it replaced; when that was another owner's (a lost lease, rare), the old value is
 -- put back. A key that still names the owner's own batch is the owner's, whatever its batch record
 -- says or wherever it is: only a takeover rewrites a compact key, and ids are never reused (SET NX).
@@ -340,10 +344,12 @@ if op == 'complete' then
         mine = b and (string.sub(b, 1, 2) == 'D|' or string.sub(b, 3, 2 + #owner + 1) == owner .. '|')
       end
       if mine then
-        out[i] = 1
+        out[i] = old and 1 or 2
       else
         out[i] = 0
-        if b then
+        if old == RESET then
+          redis.call('SET', key, old, 'PX', RESET_MS)
+        elseif b then
           -- Another owner's compact key: back with the time it had left (its batch record's, less the minute).
           redis.call('SET', key, old, 'PX', d(math.max(1, redis.call('PTTL', BP .. id) - 60000)))
         elseif id then
@@ -470,11 +476,19 @@ if op == 'unindex' then
   return redis.call('ZREM', PENDING, KEYS[1])
 end
 
+-- reset: an operator forgets a key (ClaimAdmin.reset), leaving RESET for RESET_MS. Returns 1.
+if op == 'reset' then
+  redis.call('SET', KEYS[1], RESET, 'PX', RESET_MS)
+  return 1
+end
+
 -- inspect: returns {record or '', pttl}; a compact key as the full record it stands for.
 if op == 'inspect' then
   local v = redis.call('GET', KEYS[1])
   local ttl = redis.call('PTTL', KEYS[1])
-  if v and string.match(v, '^c%w+$') then
+  if v == RESET then
+    v = ''
+  elseif v and string.match(v, '^c%w+$') then
     local r = load(KEYS[1])
     if not r then
       v = ''

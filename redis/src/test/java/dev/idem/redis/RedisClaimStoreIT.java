@@ -46,6 +46,11 @@ class RedisClaimStoreIT extends ClaimStoreContract {
                 .doneWindow(doneWindow).build();
     }
 
+    @Override
+    protected void loseRecord(ClaimAdmin admin, IdempotencyKey key) {
+        redisson.getKeys().delete(((RedisClaimStore) admin).redisKey(key));
+    }
+
     @Test
     void aDoneKeyIsAOneByteStringSoTheDedupWindowStaysSmall() {
         RedisClaimStore store = (RedisClaimStore) newStore(Duration.ofDays(7));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
+import dev.idem.core.spi.ClaimAdmin;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreContract;
 import dev.idem.testkit.LocalRedisCluster;
@@ -40,6 +41,11 @@ class RedisClusterClaimStoreIT extends ClaimStoreContract {
     protected ClaimStore newStore(Duration doneWindow) {
         return RedisClaimStore.builder(redisson).keyPrefix("idem-test:" + UUID.randomUUID() + ":")
                 .doneWindow(doneWindow).build();
+    }
+
+    @Override
+    protected void loseRecord(ClaimAdmin admin, IdempotencyKey key) {
+        redisson.getKeys().delete(((RedisClaimStore) admin).redisKey(key));
     }
 
     @Test

@@ -131,11 +131,13 @@ public final class Replay {
         }
         IdempotencyKey key = letter.claimKey().orElseThrow();
         try {
-            if (ledger.isPresent()) {
-                ledger.get().forgetDeadLetter(key);
-            }
-            // Only a key that is still dead is reset: one applied meanwhile keeps its record.
-            if (plan.reset() && claims.inspect(key).map(ClaimRecord::state).filter(ClaimRecord.State.DEAD::equals).isPresent()) {
+            boolean deadInLedger = ledger.isPresent() && ledger.get().forgetDeadLetter(key);
+            // Only a key that is still dead is reset: one applied meanwhile keeps its record. A DONE
+            // record of a key the ledger held dead was written by a copy the ledger answered after
+            // Redis lost the dead record (a duplicate, not an effect): it is reset too, or the
+            // replay would be answered done and never run.
+            ClaimRecord.State state = claims.inspect(key).map(ClaimRecord::state).orElse(null);
+            if ((plan.reset() && state == ClaimRecord.State.DEAD) || (deadInLedger && state == ClaimRecord.State.DONE)) {
                 claims.reset(key);
             }
         } catch (SQLException | RuntimeException e) {

@@ -31,8 +31,12 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
     private final Duration doneWindow;
     private final Duration attemptsWindow;
     private final Map<IdempotencyKey, Entry> entries = new HashMap<>();
+    // Keys an operator reset, until when a completion still on its way from before is refused.
+    private final Map<IdempotencyKey, Instant> resets = new HashMap<>();
     // When this store began to keep records: see ClaimRequest#bornAt.
     private final Instant epoch;
+
+    private static final Duration RESET_WINDOW = Duration.ofMinutes(5);
 
     private static final class Entry {
         ClaimRecord.State state;
@@ -181,8 +185,11 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
             if (e != null && e.state == ClaimRecord.State.DONE) {
                 continue;
             }
-            // No record: it was lost under its owner, who applied the effect (decision 0051).
-            if (e != null && (e.state != ClaimRecord.State.CLAIMED || !owner.equals(e.owner))) {
+            // No record: it was lost under its owner, who applied the effect (decision 0051), unless an
+            // operator reset it since.
+            Instant reset = e == null ? resets.get(key) : null;
+            if ((reset != null && reset.isAfter(now))
+                    || (e != null && (e.state != ClaimRecord.State.CLAIMED || !owner.equals(e.owner)))) {
                 refused.add(key);
                 continue;
             }
@@ -314,9 +321,20 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
         return true;
     }
 
+    /**
+     * Loses {@code key}'s record as a Redis failover or restart would: unlike {@link #reset}, nothing
+     * is remembered of it. For tests of what a loss does.
+     */
+    public synchronized void lose(IdempotencyKey key) {
+        entries.remove(key);
+    }
+
     @Override
     public synchronized void reset(IdempotencyKey key) {
         entries.remove(key);
+        Instant now = clock.instant();
+        resets.values().removeIf(until -> !until.isAfter(now));
+        resets.put(key, now.plus(RESET_WINDOW));
     }
 
     @Override

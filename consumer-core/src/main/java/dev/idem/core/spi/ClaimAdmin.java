@@ -13,7 +13,11 @@ public interface ClaimAdmin {
     /** The record of a key, if any. */
     Optional<ClaimRecord> inspect(IdempotencyKey key);
 
-    /** Forgets a key entirely, e.g. so that a replayed dead letter runs once. */
+    /**
+     * Forgets a key entirely, e.g. so that a replayed dead letter runs once. A completion of a run
+     * that began before the reset, still on its way, is refused for five minutes after it (it would
+     * otherwise write the key done again, since a completion writes done a key with no record).
+     */
     void reset(IdempotencyKey key);
 
     /**

@@ -77,8 +77,8 @@ public interface ClaimStore {
      * Marks keys done, kept for the dedup window. A key done already is not refused (a completion
      * sent again after its reply was lost), nor is a key with no record: {@code owner} applied its
      * effect and the store lost the record under it (a failover, a restart), so it is written done,
-     * or a copy would run again. A key another owner holds, or a dead-lettered one, is refused and
-     * left as it is.
+     * or a copy would run again. A key another owner holds, a dead-lettered one, or one an operator
+     * reset since ({@link ClaimAdmin#reset}) is refused and left as it is.
      *
      * @return the keys {@code owner} no longer held (completion refused)
      */
