@@ -105,8 +105,8 @@ final class SoakReport {
                             + "claim was lost under a running handler (its effect came after the loss)",
                     v.doubledAfterLoss.size() + "; " + v.doubledAfterClaimLoss.size());
             row(out, String.format(Locale.ROOT, "ids applied again after their process was killed within %.1f s of "
-                            + "the effect, or paused beyond its lease before its completion (Redis-only: allowed); "
-                            + "longest effect-to-kill", Verdict.COMPLETION_LIMIT.toMillis() / 1e3),
+                            + "the effect, or paused beyond its lease before its completion, or by a process paused "
+                            + "beyond its lease while its handler ran (Redis-only: allowed); longest effect-to-kill", Verdict.COMPLETION_LIMIT.toMillis() / 1e3),
                     String.format(Locale.ROOT, "%d; %d ms", v.doubledAfterStop.size(), v.longestEffectToKill.toMillis()));
             row(out, "poison ids compensated again after Redis lost their record (Redis-only: allowed)",
                     Integer.toString(v.compensatedAgainAfterLoss.size()));

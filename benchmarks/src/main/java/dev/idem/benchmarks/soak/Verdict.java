@@ -15,8 +15,9 @@ import java.util.TreeSet;
  * completion: an effect or a compensation repeated after a loss of the id's record (a restart that
  * came back empty, a failover whose promoted replica did not have it as done) since the claim it
  * repeats ran under, or after the process that wrote it was killed within {@link #COMPLETION_LIMIT}
- * of the effect, or paused beyond its lease between its claim and then, is allowed and counted
- * apart; any other repeat is a violation.
+ * of the effect, or paused beyond its lease between its claim and then, or written by a process
+ * paused beyond its lease while its handler ran, is allowed and counted apart; any other repeat is
+ * a violation.
  */
 final class Verdict {
 
@@ -177,9 +178,13 @@ final class Verdict {
             if (lost) {
                 continue;
             }
-            Chaos.Stop stop = stops.stream().filter(s -> s.pid() == before.pid() && s.at().isBefore(repeat.at())
+            // The earlier run's process stopped before its completion went out (a kill after the effect,
+            // a pause from its claim on), or the repeat's own process was paused past its lease while
+            // its handler ran, and wrote its effect after another had taken the key over.
+            Chaos.Stop stop = stops.stream().filter(s -> s.at().isBefore(repeat.at()) && ((s.pid() == before.pid()
                             && !s.at().isBefore(s.paused() ? before.claimed() : before.at())
                             && !s.at().isAfter(before.at().plus(COMPLETION_LIMIT)))
+                            || (s.paused() && s.pid() == repeat.pid() && !s.at().isBefore(repeat.claimed()))))
                     .findFirst().orElse(null);
             if (stop == null) {
                 return Explained.NOT;
