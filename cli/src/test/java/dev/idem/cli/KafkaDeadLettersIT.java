@@ -69,10 +69,7 @@ class KafkaDeadLettersIT {
         List<String> ids = List.of(topic + "-a", topic + "-b", topic + "-c");
         effects.poisoned.addAll(ids);
         Operator operator = operator(redis, postgres, names, home, "IDEM_KAFKA_BOOTSTRAP", kafka.bootstrapServers());
-        try (IdemKafkaConsumer<Order> consumer = IdemKafkaConsumer.builder(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ConsumerConfig.GROUP_ID_CONFIG,
-                names.group(), ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), effects.processor())
-                .topics(topic).build()) {
+        try (IdemKafkaConsumer<Order> consumer = consumer(kafka, names, topic, effects)) {
             consumer.start();
             produce(kafka, topic, ids);
             await().atMost(Duration.ofSeconds(60)).until(() -> effects.compensated.size() == 3);
@@ -170,10 +167,7 @@ class KafkaDeadLettersIT {
         String id = topic + "-lost";
         effects.poisoned.add(id);
         Operator operator = operator(redis, postgres, names, home, "IDEM_KAFKA_BOOTSTRAP", kafka.bootstrapServers());
-        try (IdemKafkaConsumer<Order> consumer = IdemKafkaConsumer.builder(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ConsumerConfig.GROUP_ID_CONFIG,
-                names.group(), ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), effects.processor())
-                .topics(topic).build()) {
+        try (IdemKafkaConsumer<Order> consumer = consumer(kafka, names, topic, effects)) {
             consumer.start();
             produce(kafka, topic, List.of(id));
             await().atMost(Duration.ofSeconds(60)).until(() -> effects.compensated.size() == 1);
@@ -195,6 +189,12 @@ class KafkaDeadLettersIT {
             await().atMost(Duration.ofSeconds(30)).until(() -> effects.applied(id) == 1);
             assertThat(effects.duplicates(id)).isEqualTo(1);
         }
+    }
+
+    private static IdemKafkaConsumer<Order> consumer(KafkaBroker kafka, TestNames names, String topic, Effects effects) {
+        return IdemKafkaConsumer.builder(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                ConsumerConfig.GROUP_ID_CONFIG, names.group(), ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"),
+                effects.processor()).topics(topic).build();
     }
 
     static void produce(KafkaBroker kafka, String topic, List<String> ids) {
