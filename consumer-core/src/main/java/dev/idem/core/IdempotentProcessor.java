@@ -37,11 +37,11 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
 
     private final Protocol<T> protocol;
 
-    private IdempotentProcessor(Builder<T> b) {
+    private IdempotentProcessor(Builder<T> b, ProcessorConfig<T> config) {
         Meters meters = b.meterRegistry == null ? Meters.NONE : new MicrometerMeters(b.meterRegistry, b.group, b.meterTags);
         Tracing tracing = b.openTelemetry == null ? Tracing.NONE
                 : new OpenTelemetryTracing(b.openTelemetry, b.group, b.traceKeys);
-        this.protocol = new Protocol<>(ProcessorConfig.of(b), meters, tracing);
+        this.protocol = new Protocol<>(config, meters, tracing);
     }
 
     /**
@@ -81,6 +81,11 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
     /** The claim lease, renewed while a claim is held. */
     public Duration lease() {
         return protocol.lease();
+    }
+
+    /** Handler runs before the dead letter, for adapters that check it against the broker's own limit. */
+    public int maxAttempts() {
+        return protocol.maxAttempts();
     }
 
     /**
@@ -139,6 +144,38 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
 
         private Builder(DeliveryHandler<T> handler) {
             this.handler = Objects.requireNonNull(handler, "handler");
+        }
+
+        /**
+         * A new builder with every setting of {@code base}, its handler included, as it is now; the
+         * two change apart from then on. Adapters build from a copy, so a user's builder is never
+         * edited by the consumer it is given to.
+         */
+        public static <T> Builder<T> from(Builder<T> base) {
+            Builder<T> copy = new Builder<>(base.handler);
+            copy.group = base.group;
+            copy.claims = base.claims;
+            copy.dedupCheck = base.dedupCheck;
+            copy.deadLetters = base.deadLetters;
+            copy.codec = base.codec;
+            copy.keys = base.keys;
+            copy.compensation = base.compensation;
+            copy.interceptor = base.interceptor;
+            copy.maxAttempts = base.maxAttempts;
+            copy.lease = base.lease;
+            copy.backoff = base.backoff;
+            copy.maxDeferral = base.maxDeferral;
+            copy.fatal.addAll(base.fatal);
+            copy.infrastructure.addAll(base.infrastructure);
+            copy.compensationAttempts = base.compensationAttempts;
+            copy.clock = base.clock;
+            copy.ticker = base.ticker;
+            copy.meterRegistry = base.meterRegistry;
+            copy.meterTags.putAll(base.meterTags);
+            copy.openTelemetry = base.openTelemetry;
+            copy.traceKeys = base.traceKeys;
+            copy.onOutcome = base.onOutcome;
+            return copy;
         }
 
         /** Consumer group; keys are namespaced by it. Required. */
@@ -220,31 +257,6 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         public Builder<T> lease(Duration lease) {
             this.lease = lease;
             return this;
-        }
-
-        /** The attempts set so far, for adapters that check them against the broker's own limit. */
-        public int maxAttempts() {
-            return maxAttempts;
-        }
-
-        /** The group set so far, or null: adapters fill it in from the broker's group and refuse a different one. */
-        public @Nullable String group() {
-            return group;
-        }
-
-        /** The business check set so far, or null: adapters refuse checks their listeners cannot feed. */
-        public @Nullable DedupCheck<? super T> dedupCheck() {
-            return dedupCheck;
-        }
-
-        /** The dead-letter publisher set so far, or null: adapters provide theirs when none is set. */
-        public @Nullable DeadLetterPublisher deadLetters() {
-            return deadLetters;
-        }
-
-        /** The lease set so far, for adapters that validate it against broker settings. */
-        public Duration lease() {
-            return lease;
         }
 
         /** Delay between attempts. Default exponential from 1 s to 1 min with 20% jitter. */
@@ -350,42 +362,8 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
          * @throws IllegalArgumentException naming the first setting that is missing or wrong
          */
         public IdempotentProcessor<T> build() {
-            if (group == null || group.isBlank()) {
-                throw new IllegalArgumentException("group must not be blank but was '" + group + "'");
-            }
-            required("claims", claims);
-            required("dedupCheck", dedupCheck);
-            required("deadLetters", deadLetters);
-            required("codec", codec);
-            required("keys", keys);
-            required("compensation", compensation);
-            required("interceptor", interceptor);
-            required("backoff", backoff);
-            required("clock", clock);
-            required("ticker", ticker);
-            required("onOutcome", onOutcome);
-            required("traceKeys", traceKeys);
-            required("handler", handler);
-            if (maxAttempts < 1) {
-                throw new IllegalArgumentException("maxAttempts must be >= 1 but was " + maxAttempts);
-            }
-            if (compensationAttempts < 1) {
-                throw new IllegalArgumentException("compensationAttempts must be >= 1 but was " + compensationAttempts);
-            }
-            if (maxDeferral == null || maxDeferral.isNegative()) {
-                throw new IllegalArgumentException("maxDeferral must be >= 0 but was " + maxDeferral);
-            }
-            if (lease == null || lease.toMillis() < 100) {
-                throw new IllegalArgumentException("lease must be >= 100ms but was " + lease);
-            }
-            Settings.check(this);
-            return new IdempotentProcessor<>(this);
-        }
-
-        private static void required(String name, Object value) {
-            if (value == null) {
-                throw new IllegalArgumentException(name + " is required but was not set");
-            }
+            BuilderChecks.check(this);
+            return new IdempotentProcessor<>(this, ProcessorConfig.of(this));
         }
     }
 }

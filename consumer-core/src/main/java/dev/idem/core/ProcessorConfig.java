@@ -8,9 +8,9 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * A processor's settings as {@link IdempotentProcessor.Builder#build()} validated them: what the
- * {@link Protocol} and its steps read, fixed at build time, so a builder used again (adapters do)
- * changes nothing in a processor already built.
+ * A processor's settings, made by {@link IdempotentProcessor.Builder#build()} once {@link BuilderChecks}
+ * passed: what the {@link Protocol} and its steps read, fixed at build time, so a builder changed
+ * afterwards changes nothing in a processor already built.
  *
  * @param <T> payload type
  */

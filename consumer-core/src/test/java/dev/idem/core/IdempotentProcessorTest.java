@@ -256,17 +256,7 @@ class IdempotentProcessorTest extends ProcessorFixture {
 
     @Test
     void aLedgerCheckWithAHandlerThatNeverWritesTheLedgerIsRefused() {
-        EffectLedger<Object> needsItsHandler = new EffectLedger<>() {
-            @Override
-            public boolean alreadyApplied(Delivery<?> delivery) {
-                return false;
-            }
-
-            @Override
-            public boolean recordedBy(DeliveryHandler<?> handler) {
-                return false;
-            }
-        };
+        EffectLedger<Object> needsItsHandler = ledgerItsHandlerCannotWrite();
 
         assertThatThrownBy(() -> builder(handler).dedupCheck(needsItsHandler).build())
                 .hasMessageContaining("ledger.processor");

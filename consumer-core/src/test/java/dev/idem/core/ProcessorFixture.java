@@ -39,6 +39,21 @@ abstract class ProcessorFixture {
         }
     };
 
+    /** A ledger that finds nothing and whose rows no handler writes (as the JDBC ledger for a handler not its own). */
+    static EffectLedger<Object> ledgerItsHandlerCannotWrite() {
+        return new EffectLedger<>() {
+            @Override
+            public boolean alreadyApplied(Delivery<?> delivery) {
+                return false;
+            }
+
+            @Override
+            public boolean recordedBy(DeliveryHandler<?> handler) {
+                return false;
+            }
+        };
+    }
+
     IdempotentProcessor.Builder<String> builder(DeliveryHandler<String> handler) {
         return IdempotentProcessor.builder(handler)
                 .group("inventory")

@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import dev.idem.core.ProcessorComposer;
 import dev.idem.core.ConsumerState;
 import dev.idem.core.IdemConsumer;
 import dev.idem.kafka.internal.ConsumerLifecycle;
@@ -23,7 +24,7 @@ public abstract class AbstractIdemKafkaConsumer<T> implements IdemConsumer {
     /** The consumer's life: start, state, ordered close, release. */
     protected final ConsumerLifecycle life;
     /** The processor the consumer built, with the dead-letter publisher it made. */
-    protected final KafkaProcessors.Composed<T> composed;
+    protected final ProcessorComposer.Composed<T> composed;
 
     /**
      * @param name      the consumer's class name, for messages
@@ -32,7 +33,7 @@ public abstract class AbstractIdemKafkaConsumer<T> implements IdemConsumer {
      * @param composed  its processor and the dead-letter publisher made for it
      */
     protected AbstractIdemKafkaConsumer(String name, Logger log, Consumer<Throwable> onFailure,
-                                        KafkaProcessors.Composed<T> composed) {
+                                        ProcessorComposer.Composed<T> composed) {
         this.composed = composed;
         this.life = new ConsumerLifecycle(name, log, onFailure, this::releaseResources);
     }

@@ -53,7 +53,8 @@ public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
 
     private IdemKafkaConsumer(ConsumerOptions<T> options, Duration joinTimeout, ConsumerSettings settings) {
         super("IdemKafkaConsumer", LOG, options.onFailure(), KafkaProcessors.compose(options.config(),
-                settings.group(), options.processor(), options.deadLetters(), options.deadLetterRouting()));
+                settings.group(), options.processor(), options.deadLetters(), options.deadLetterRouting(),
+                limits -> requireLeaseWithinPollInterval(limits.lease(), settings)));
         this.closeTimeout = options.closeTimeout();
         try {
             this.consumer = new KafkaConsumer<>(settings.consumer(), new ByteArrayDeserializer(),
@@ -74,6 +75,14 @@ public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
         this.loop = new PollLoop<>(consumer, composed.processor(), claims, batches,
                 workers == null ? Runnable::run : workers, loopSettings, life, life::release);
         this.pollThreadName = "idem-kafka-" + id + "-poll";
+    }
+
+    private static void requireLeaseWithinPollInterval(Duration lease, ConsumerSettings settings) {
+        if (lease.compareTo(settings.maxPollInterval()) >= 0) {
+            throw new IllegalArgumentException("lease (" + lease + ") must be shorter than max.poll.interval.ms ("
+                    + settings.maxPollInterval().toMillis() + " ms): a consumer that misses its poll is replaced, "
+                    + "and its claims must expire before the new owner gives up on them");
+        }
     }
 
     // The whole group waits while a member hands over its partitions: well inside max.poll.interval.ms
@@ -155,12 +164,6 @@ public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
             ConsumerOptions<T> options = options();
             ConsumerSettings settings = ConsumerSettings.of(options.config());
             positive("joinTimeout", joinTimeout);
-            Duration lease = options.processor().lease();
-            if (lease != null && lease.compareTo(settings.maxPollInterval()) >= 0) {
-                throw new IllegalArgumentException("lease (" + lease + ") must be shorter than max.poll.interval.ms ("
-                        + settings.maxPollInterval().toMillis() + " ms): a consumer that misses its poll is replaced, "
-                        + "and its claims must expire before the new owner gives up on them");
-            }
             return new IdemKafkaConsumer<>(options, joinTimeout, settings);
         }
     }

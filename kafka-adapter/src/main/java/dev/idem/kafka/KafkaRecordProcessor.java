@@ -1,5 +1,6 @@
 package dev.idem.kafka;
 
+import dev.idem.core.ProcessorComposer;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
@@ -42,11 +43,11 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
  */
 public final class KafkaRecordProcessor<T> implements AutoCloseable {
 
-    private final KafkaProcessors.Composed<T> composed;
+    private final ProcessorComposer.Composed<T> composed;
     private final IdempotentProcessor<T> processor;
     private final Executor executor;
 
-    private KafkaRecordProcessor(KafkaProcessors.Composed<T> composed, Executor executor) {
+    private KafkaRecordProcessor(ProcessorComposer.Composed<T> composed, Executor executor) {
         this.composed = Objects.requireNonNull(composed, "composed");
         this.processor = composed.processor();
         this.executor = Objects.requireNonNull(executor, "executor");
@@ -142,8 +143,8 @@ public final class KafkaRecordProcessor<T> implements AutoCloseable {
             if (deadLetters == null) {
                 throw new IllegalArgumentException("deadLetters decorator is required but was not set");
             }
-            KafkaProcessors.Composed<T> composed = KafkaProcessors.compose(config, settings.group(), processor,
-                    deadLetters, deadLetterRouting);
+            ProcessorComposer.Composed<T> composed = KafkaProcessors.compose(config, settings.group(), processor,
+                    deadLetters, deadLetterRouting, limits -> { });
             return new KafkaRecordProcessor<>(composed, executor);
         }
     }

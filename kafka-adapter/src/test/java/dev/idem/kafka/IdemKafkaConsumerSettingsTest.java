@@ -99,7 +99,7 @@ class IdemKafkaConsumerSettingsTest {
         assertThatThrownBy(() -> IdemKafkaConsumer.builder(config(), processor().group("billing"))
                 .topics("orders").build())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageStartingWith("the processor's group 'billing' differs from group.id 'inventory'");
+                .hasMessageStartingWith("the processor's group 'billing' differs from the consumer's group.id 'inventory'");
     }
 
     @Test

@@ -4,6 +4,7 @@ import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.DeliveryHandler;
 import dev.idem.core.Envelope;
 import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.ProcessorComposer;
 import dev.idem.core.PayloadCodec;
 import dev.idem.rocketmq.internal.ConsumerRules;
 import dev.idem.rocketmq.internal.ListenerGate;
@@ -61,21 +62,18 @@ public final class IdemRocketMq {
     public static final class Idem implements AutoCloseable {
         private final DefaultMQPushConsumer consumer;
         private final ListenerGate gate;
-        private final IdempotentProcessor<byte[]> processor;
-        private final RocketMqDeadLetterPublisher ownDeadLetters;
+        private final ProcessorComposer.Composed<byte[]> composed;
         private boolean closed;
 
-        private Idem(DefaultMQPushConsumer consumer, ListenerGate gate, IdempotentProcessor<byte[]> processor,
-                     RocketMqDeadLetterPublisher ownDeadLetters) {
+        private Idem(DefaultMQPushConsumer consumer, ListenerGate gate, ProcessorComposer.Composed<byte[]> composed) {
             this.consumer = consumer;
             this.gate = gate;
-            this.processor = processor;
-            this.ownDeadLetters = ownDeadLetters;
+            this.composed = composed;
         }
 
         /** The processor in front of the listener. */
         public IdempotentProcessor<byte[]> processor() {
-            return processor;
+            return composed.processor();
         }
 
         /** Shuts the consumer down in order, then the processor and Idem's dead-letter producer. */
@@ -86,10 +84,7 @@ public final class IdemRocketMq {
             }
             closed = true;
             OrderedShutdown.stop(consumer, gate, CLOSE_GRACE);
-            processor.close();
-            if (ownDeadLetters != null) {
-                ownDeadLetters.close();
-            }
+            composed.close();
         }
     }
 
@@ -97,7 +92,7 @@ public final class IdemRocketMq {
      * Registers a concurrent {@code listener}, behind Idem, on a consumer that is not started yet.
      *
      * @param processor sets at least the claim store, the dedup check and the key source; group and
-     *                  dead-letter publisher are filled in when unset
+     *                  dead-letter publisher are the consumer's when unset
      * @throws IllegalArgumentException if the consumer broadcasts, its maxReconsumeTimes is below
      *                                  Idem's maxAttempts + 32, the processor's group differs from the
      *                                  consumer's, the dedup check is a JDBC ledger, or a setting is missing
@@ -157,21 +152,11 @@ public final class IdemRocketMq {
         IdempotentProcessor.Builder<byte[]> builder = IdempotentProcessor.builder(handler).codec(PayloadCodec.bytes());
         settings.accept(builder);
         ConsumerRules.requireClustering(consumer);
-        ConsumerRules.requireReconsumeHeadroom(consumer, orderly, builder.maxAttempts());
-        ConsumerRules.fillGroup(builder, consumer.getConsumerGroup());
-        ConsumerRules.refuseLedgerForWrappedListener(builder);
-        RocketMqDeadLetterPublisher own = null;
-        if (builder.deadLetters() == null) {
-            own = RocketMqDeadLetterPublisher.start(consumer, DeadLetterRouting.suffix("_DLQ"));
-            builder.deadLetters(own);
-        }
-        try {
-            return new Idem(consumer, gate, builder.build(), own);
-        } catch (RuntimeException e) {
-            if (own != null) {
-                own.close();
-            }
-            throw e;
-        }
+        ProcessorComposer.Composed<byte[]> composed = ProcessorComposer.forConsumer("group", consumer.getConsumerGroup())
+                .ownPublisher(() -> RocketMqDeadLetterPublisher.start(consumer, DeadLetterRouting.suffix("_DLQ")))
+                .handlerOutsideTransaction()
+                .limits(limits -> ConsumerRules.requireReconsumeHeadroom(consumer, orderly, limits.maxAttempts()))
+                .compose(builder);
+        return new Idem(consumer, gate, composed);
     }
 }

@@ -4,6 +4,7 @@ import dev.idem.core.ConsumerState;
 import dev.idem.core.IdemConsumer;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.ProcessorComposer;
 import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.rocketmq.internal.ConsumerRules;
 import dev.idem.rocketmq.internal.DistinctClients;
@@ -36,7 +37,7 @@ import org.apache.rocketmq.remoting.RPCHook;
  * consumer.close(); // stop taking work, let running handlers finish, shut the client, then Idem
  * }</pre>
  *
- * The processor's group and dead-letter publisher are filled in when unset (a group different from
+ * The processor's group and dead-letter publisher are the consumer's when unset (a group different from
  * the consumer's is refused). Idem sets {@code maxReconsumeTimes} to its attempts plus room for busy
  * and deferred redeliveries, so Idem, not the broker, decides when a message is dead. Each consumer
  * gets an instance name unique in its process and across processes, and counts each client of its
@@ -48,7 +49,7 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
 
     private final DefaultMQPushConsumer consumer;
     private final IdempotentProcessor<T> processor;
-    private final RocketMqDeadLetterPublisher ownDeadLetters;
+    private final ProcessorComposer.Composed<T> composed;
     private final ListenerGate gate = new ListenerGate();
     private final Duration closeTimeout;
     private boolean closed;
@@ -66,10 +67,8 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
         consumer.setConsumeMessageBatchMaxSize(b.batchSize);
         consumer.setConsumeThreadMin(b.concurrency);
         consumer.setConsumeThreadMax(b.concurrency);
-        consumer.setMaxReconsumeTimes(b.processor.maxAttempts() + ConsumerRules.RECONSUME_HEADROOM);
         consumer.setInstanceName(InstanceNames.next(b.group));
         ConsumerRules.requireClustering(consumer);
-        ConsumerRules.fillGroup(b.processor, b.group);
         try {
             for (Map.Entry<String, String> subscription : b.subscriptions.entrySet()) {
                 consumer.subscribe(subscription.getKey(), subscription.getValue());
@@ -77,21 +76,11 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
         } catch (MQClientException e) {
             throw new IllegalArgumentException("cannot subscribe " + b.subscriptions + ": " + e.getMessage(), e);
         }
-        RocketMqDeadLetterPublisher own = null;
-        if (b.processor.deadLetters() == null) {
-            own = RocketMqDeadLetterPublisher.start(consumer, b.routing);
-            DeadLetterPublisher decorated = b.deadLetters.apply(own);
-            b.processor.deadLetters(Objects.requireNonNull(decorated, "deadLetters returned null"));
-        }
-        this.ownDeadLetters = own;
-        try {
-            this.processor = b.processor.build();
-        } catch (RuntimeException e) {
-            if (own != null) {
-                own.close();
-            }
-            throw e;
-        }
+        this.composed = ProcessorComposer.forConsumer("group", b.group)
+                .ownPublisher(() -> RocketMqDeadLetterPublisher.start(consumer, b.routing)).decorator(b.deadLetters)
+                .compose(b.processor);
+        this.processor = composed.processor();
+        consumer.setMaxReconsumeTimes(processor.maxAttempts() + ConsumerRules.RECONSUME_HEADROOM);
         Duration maxStall = ConsumerRules.maxStall(consumer);
         if (b.orderly) {
             consumer.registerMessageListener(IdemOrderlyListener.of(processor, gate, maxStall));
@@ -102,7 +91,8 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
 
     /**
      * A builder for a consumer of {@code group} on the name server at {@code nameServerAddress},
-     * running {@code processor}. Its group and dead-letter publisher are filled in when unset.
+     * running {@code processor}. Its group and dead-letter publisher are the consumer's when unset;
+     * {@code processor} itself is left as it is.
      */
     public static <T> Builder<T> builder(String nameServerAddress, String group, IdempotentProcessor.Builder<T> processor) {
         return new Builder<>(nameServerAddress, group, processor);
@@ -163,10 +153,7 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
         }
         closed = true;
         OrderedShutdown.stop(consumer, gate, closeTimeout);
-        processor.close();
-        if (ownDeadLetters != null) {
-            ownDeadLetters.close();
-        }
+        composed.close();
     }
 
     /** Builds an {@link IdemRocketMqConsumer}; {@link #build()} names a wrong setting. Not thread-safe. */
@@ -231,9 +218,9 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
         }
 
         /**
-         * Wraps Idem's dead-letter publisher (metrics, auditing, a copy elsewhere): the decorator gets
-         * the RocketMQ publisher and returns the one the processor uses. Not applied when the processor
-         * has a publisher of its own. Default: none.
+         * Wraps the dead-letter publisher in use (metrics, auditing, a copy elsewhere): the decorator
+         * gets the processor's own publisher if it has one, else Idem's RocketMQ publisher, and returns
+         * the one the processor uses. Default: none.
          */
         public Builder<T> deadLetters(UnaryOperator<DeadLetterPublisher> decorator) {
             this.deadLetters = decorator;

@@ -79,7 +79,7 @@ class IdemRocketMqSettingsTest {
     void aProcessorGroupOtherThanTheConsumersIsRefusedOnWrappingNamingBoth() {
         assertThatThrownBy(() -> IdemRocketMq.wrapConcurrently(consumer(37), LISTENER,
                 guarded(d -> false).andThen(processor -> processor.group("billing"))))
-                .hasMessageStartingWith("the processor's group ('billing') must be the consumer's group ('inventory')");
+                .hasMessageStartingWith("the processor's group 'billing' differs from the consumer's group 'inventory'");
     }
 
     @Test
@@ -88,8 +88,8 @@ class IdemRocketMqSettingsTest {
                 "jdbc:h2:mem:wrapped-" + System.nanoTime() + ";DB_CLOSE_DELAY=-1", "", "")).createTable(true).build();
 
         assertThatThrownBy(() -> IdemRocketMq.wrapConcurrently(consumer(37), LISTENER, guarded(ledger)))
-                .hasMessageStartingWith("dedupCheck must not be a JdbcEffectLedger for a wrapped listener")
-                .hasMessageContaining("IdemRocketMqConsumer with a processor built by ledger.processor(...)");
+                .hasMessageStartingWith("dedupCheck must not be a ledger whose rows the handler cannot write (the JDBC ledger) for a wrapped listener")
+                .hasMessageContaining("the adapter's consumer with a processor built by ledger.processor(...)");
     }
 
     @Test
@@ -114,7 +114,7 @@ class IdemRocketMqSettingsTest {
 
         assertThatThrownBy(() -> IdemRocketMqConsumer.builder("127.0.0.1:1", "inventory", processor)
                 .subscribe("orders", "*").build())
-                .hasMessageStartingWith("the processor's group ('billing') must be the consumer's group ('inventory')");
+                .hasMessageStartingWith("the processor's group 'billing' differs from the consumer's group 'inventory'");
     }
 
     @Test
@@ -132,7 +132,28 @@ class IdemRocketMqSettingsTest {
         consumer.close();
 
         assertThat(decorated).singleElement().isInstanceOf(RocketMqDeadLetterPublisher.class);
-        assertThat(processor.group()).isEqualTo("inventory");
+    }
+
+    @Test
+    void aDeadLetterDecoratorWrapsTheProcessorsOwnPublisherTooAndTheUsersBuilderIsLeftAsItWas() {
+        // Given a processor with a publisher of its own and no group, given to two consumers in turn
+        DeadLetterPublisher own = letter -> { };
+        IdempotentProcessor.Builder<byte[]> processor = IdempotentProcessor.<byte[]>builder(delivery -> { })
+                .codec(PayloadCodec.bytes()).deadLetters(own);
+        guarded(d -> false).accept(processor);
+        List<DeadLetterPublisher> decorated = new ArrayList<>();
+
+        for (String group : List.of("inventory", "billing")) {
+            IdemRocketMqConsumer.builder("127.0.0.1:1", group, processor).subscribe("orders", "*")
+                    .deadLetters(publisher -> {
+                        decorated.add(publisher);
+                        return publisher;
+                    }).build().close();
+        }
+
+        // Then the decorator wrapped the user's publisher both times, and each consumer took its own
+        // group: the first one's was not written into the user's builder
+        assertThat(decorated).containsExactly(own, own);
     }
 
     @Test

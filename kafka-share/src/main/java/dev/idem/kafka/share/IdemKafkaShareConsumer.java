@@ -61,10 +61,10 @@ public final class IdemKafkaShareConsumer<T> extends AbstractIdemKafkaConsumer<T
 
     private IdemKafkaShareConsumer(ConsumerOptions<T> options, Duration limitRefresh, ShareSettings settings) {
         super("IdemKafkaShareConsumer", LOG, options.onFailure(), KafkaProcessors.compose(options.config(),
-                settings.group(), options.processor(), options.deadLetters(), options.deadLetterRouting()));
+                settings.group(), options.processor(), options.deadLetters(), options.deadLetterRouting(), limits -> { }));
         this.options = options;
         this.limitRefresh = limitRefresh;
-        this.maxAttempts = options.processor().maxAttempts();
+        this.maxAttempts = composed.processor().maxAttempts();
         this.group = settings.group();
         this.adminConfig = new HashMap<>(options.config());
         adminConfig.keySet().retainAll(AdminClientConfig.configNames());

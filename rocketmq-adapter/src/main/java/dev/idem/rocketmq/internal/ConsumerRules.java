@@ -1,7 +1,5 @@
 package dev.idem.rocketmq.internal;
 
-import dev.idem.core.IdempotentProcessor;
-import dev.idem.core.jdbc.JdbcEffectLedger;
 import java.time.Duration;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 
@@ -76,35 +74,5 @@ public final class ConsumerRules {
      */
     public static Duration maxStall(DefaultMQPushConsumer consumer) {
         return Duration.ofMinutes(Math.max(1, consumer.getConsumeTimeout())).dividedBy(3);
-    }
-
-    /**
-     * The processor's group is the consumer's: filled in when unset, refused when different.
-     *
-     * @throws IllegalArgumentException naming both settings
-     */
-    public static void fillGroup(IdempotentProcessor.Builder<?> processor, String consumerGroup) {
-        String group = processor.group();
-        if (group == null) {
-            processor.group(consumerGroup);
-        } else if (!group.equals(consumerGroup)) {
-            throw new IllegalArgumentException("the processor's group ('" + group + "') must be the consumer's group ('"
-                    + consumerGroup + "') but they differ: set one of them, or both to the same name");
-        }
-    }
-
-    /**
-     * A wrapped listener never runs in the JDBC ledger's transaction, so no ledger row is written and
-     * the ledger, as dedup check, finds nothing: refused rather than giving no guarantee.
-     *
-     * @throws IllegalArgumentException saying what to use instead
-     */
-    public static void refuseLedgerForWrappedListener(IdempotentProcessor.Builder<?> processor) {
-        if (processor.dedupCheck() instanceof JdbcEffectLedger) {
-            throw new IllegalArgumentException("dedupCheck must not be a JdbcEffectLedger for a wrapped listener but was:"
-                    + " the listener does not run in the ledger's transaction, so no ledger row is ever written."
-                    + " Use IdemRocketMqConsumer with a processor built by ledger.processor(...), or a DedupCheck"
-                    + " that reads the effect your listener writes");
-        }
     }
 }

@@ -4,6 +4,7 @@ import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.Delivery;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.PayloadCodec;
+import dev.idem.core.ProcessorComposer;
 import dev.idem.rocketmq.DelayLevels;
 import dev.idem.rocketmq.IdemConcurrentlyListener;
 import dev.idem.rocketmq.IdemOrderlyListener;
@@ -92,7 +93,6 @@ public final class RocketMqListenerWrapping {
                         plan.name(), consumer.getMaxReconsumeTimes(), needed);
                 consumer.setMaxReconsumeTimes(needed);
             }
-            ConsumerRules.fillGroup(processor, consumer.getConsumerGroup());
             // rocketmq-spring's container stops the consumer first (phase MAX); its running handlers get
             // this long before they are interrupted, and need Idem's lease renewal until then.
             long closeMillis = plan.settings().getCloseTimeout().toMillis();
@@ -102,17 +102,17 @@ public final class RocketMqListenerWrapping {
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(settings + ": " + e.getMessage(), e);
         }
-        RocketMqDeadLetterPublisher deadLetters = RocketMqDeadLetterPublisher.start(consumer,
-                plan.deadLetterTopic().isBlank() ? DeadLetterRouting.suffix("_DLQ")
-                        : DeadLetterRouting.fixed(plan.deadLetterTopic()));
-        closing.add(deadLetters);
-        IdempotentProcessor<Object> built;
+        DeadLetterRouting routing = plan.deadLetterTopic().isBlank() ? DeadLetterRouting.suffix("_DLQ")
+                : DeadLetterRouting.fixed(plan.deadLetterTopic());
+        ProcessorComposer.Composed<Object> composed;
         try {
-            built = processor.deadLetters(deadLetters).build();
+            composed = ProcessorComposer.forConsumer("group", consumer.getConsumerGroup())
+                    .ownPublisher(() -> RocketMqDeadLetterPublisher.start(consumer, routing)).compose(processor);
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(settings + ": " + e.getMessage(), e);
         }
-        closing.add(0, built);
+        closing.add(composed::close);
+        IdempotentProcessor<Object> built = composed.processor();
         consumer.registerMessageListener(orderly ? IdemOrderlyListener.of(built, ConsumerRules.maxStall(consumer))
                 : IdemConcurrentlyListener.of(built, DelayLevels.defaults(), ConsumerRules.maxStall(consumer)));
         LOG.info("Idem wraps @RocketMQMessageListener {} as '{}' (group {}, {})", plan.where(), plan.name(),

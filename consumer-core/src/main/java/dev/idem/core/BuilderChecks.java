@@ -6,19 +6,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The checks across a processor's settings that no single setter can make: each refuses a
- * combination that would silently break a promise, naming the settings involved.
+ * What {@link IdempotentProcessor.Builder#build()} checks before it builds: each setting on its own,
+ * then the combinations no single setter can see, each refusing what would silently break a promise,
+ * naming the settings involved.
  */
-final class Settings {
+final class BuilderChecks {
 
-    private static final Logger LOG = LoggerFactory.getLogger(Settings.class);
+    private static final Logger LOG = LoggerFactory.getLogger(BuilderChecks.class);
     // Backoffs may add jitter: the span is taken from the largest of this many samples per attempt.
     private static final int BACKOFF_SAMPLES = 16;
 
-    private Settings() {
+    private BuilderChecks() {
     }
 
     static void check(IdempotentProcessor.Builder<?> b) {
+        each(b);
         Duration span = backoffSpan(b.backoff, b.maxAttempts);
         // Failure counts must outlive the retries, or a poison message's count expires between two
         // attempts and it is retried for ever.
@@ -52,6 +54,44 @@ final class Settings {
                     + "and a finished key is not run again only as long as Redis keeps its data; a Redis failover "
                     + "or restart that loses writes can apply an effect twice. Use a business check (the JDBC "
                     + "ledger, a unique key, a state guard) where that matters.", b.group);
+        }
+    }
+
+    /** Each setting on its own. */
+    private static void each(IdempotentProcessor.Builder<?> b) {
+        if (b.group == null || b.group.isBlank()) {
+            throw new IllegalArgumentException("group must not be blank but was '" + b.group + "'");
+        }
+        required("claims", b.claims);
+        required("dedupCheck", b.dedupCheck);
+        required("deadLetters", b.deadLetters);
+        required("codec", b.codec);
+        required("keys", b.keys);
+        required("compensation", b.compensation);
+        required("interceptor", b.interceptor);
+        required("backoff", b.backoff);
+        required("clock", b.clock);
+        required("ticker", b.ticker);
+        required("onOutcome", b.onOutcome);
+        required("traceKeys", b.traceKeys);
+        required("handler", b.handler);
+        if (b.maxAttempts < 1) {
+            throw new IllegalArgumentException("maxAttempts must be >= 1 but was " + b.maxAttempts);
+        }
+        if (b.compensationAttempts < 1) {
+            throw new IllegalArgumentException("compensationAttempts must be >= 1 but was " + b.compensationAttempts);
+        }
+        if (b.maxDeferral == null || b.maxDeferral.isNegative()) {
+            throw new IllegalArgumentException("maxDeferral must be >= 0 but was " + b.maxDeferral);
+        }
+        if (b.lease == null || b.lease.toMillis() < 100) {
+            throw new IllegalArgumentException("lease must be >= 100ms but was " + b.lease);
+        }
+    }
+
+    private static void required(String name, Object value) {
+        if (value == null) {
+            throw new IllegalArgumentException(name + " is required but was not set");
         }
     }
 
