@@ -36,12 +36,14 @@ import org.jspecify.annotations.Nullable;
 public final class IdempotentProcessor<T> implements AutoCloseable {
 
     private final Protocol<T> protocol;
+    private final int maxAttempts;
 
     private IdempotentProcessor(Builder<T> b, ProcessorConfig<T> config) {
         Meters meters = b.meterRegistry == null ? Meters.NONE : new MicrometerMeters(b.meterRegistry, b.group, b.meterTags);
         Tracing tracing = b.openTelemetry == null ? Tracing.NONE
                 : new OpenTelemetryTracing(b.openTelemetry, b.group, b.traceKeys);
         this.protocol = new Protocol<>(config, meters, tracing);
+        this.maxAttempts = config.maxAttempts();
     }
 
     /**
@@ -85,7 +87,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
 
     /** Handler runs before the dead letter, for adapters that check it against the broker's own limit. */
     public int maxAttempts() {
-        return protocol.maxAttempts();
+        return maxAttempts;
     }
 
     /**

@@ -109,10 +109,6 @@ final class Protocol<T> implements AutoCloseable {
         return deferrals.oldest(now).map(since -> Duration.between(since, now));
     }
 
-    int maxAttempts() {
-        return maxAttempts;
-    }
-
     Duration lease() {
         return lease;
     }
