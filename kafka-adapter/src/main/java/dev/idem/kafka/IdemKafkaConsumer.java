@@ -52,9 +52,9 @@ public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
     private final Duration closeTimeout;
 
     private IdemKafkaConsumer(ConsumerOptions<T> options, Duration joinTimeout, ConsumerSettings settings) {
-        super("IdemKafkaConsumer", LOG, options.onFailure(), KafkaProcessors.compose(options.config(),
-                settings.group(), options.processor(), options.deadLetters(), options.deadLetterRouting(),
-                limits -> requireLeaseWithinPollInterval(limits.lease(), settings)));
+        super("IdemKafkaConsumer", LOG, options.onFailure(), KafkaProcessors.composer(options.config(),
+                settings.group(), options.deadLetters(), options.deadLetterRouting())
+                .limits(limits -> requireLeaseWithinPollInterval(limits.lease(), settings)).compose(options.processor()));
         this.closeTimeout = options.closeTimeout();
         try {
             this.consumer = new KafkaConsumer<>(settings.consumer(), new ByteArrayDeserializer(),

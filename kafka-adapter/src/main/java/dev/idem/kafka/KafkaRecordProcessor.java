@@ -143,8 +143,8 @@ public final class KafkaRecordProcessor<T> implements AutoCloseable {
             if (deadLetters == null) {
                 throw new IllegalArgumentException("deadLetters decorator is required but was not set");
             }
-            ProcessorComposer.Composed<T> composed = KafkaProcessors.compose(config, settings.group(), processor,
-                    deadLetters, deadLetterRouting, limits -> { });
+            ProcessorComposer.Composed<T> composed = KafkaProcessors.composer(config, settings.group(), deadLetters,
+                    deadLetterRouting).compose(processor);
             return new KafkaRecordProcessor<>(composed, executor);
         }
     }

@@ -75,23 +75,23 @@ final class CompletionRound {
 
     /** The names whose reply, from {@code offset} on in {@code replies}, is 0. */
     private static List<String> refused(List<String> names, List<Object> replies, int offset) {
-        List<String> refused = new ArrayList<>();
+        return replied(names, replies, offset, 0);
+    }
+
+    /** The names whose reply, from {@code offset} on in {@code replies}, is {@code reply}. */
+    private static List<String> replied(List<String> names, List<Object> replies, int offset, long reply) {
+        List<String> matching = new ArrayList<>();
         for (int i = 0; i < names.size(); i++) {
-            if (((Number) replies.get(offset + i)).longValue() == 0) {
-                refused.add(names.get(i));
+            if (((Number) replies.get(offset + i)).longValue() == reply) {
+                matching.add(names.get(i));
             }
         }
-        return refused;
+        return matching;
     }
 
     /** Says which of the first {@code names} had no record left to complete: Redis lost it (decision 0051). */
     private static void warnRestored(List<String> names, List<Object> replies) {
-        List<String> restored = new ArrayList<>();
-        for (int i = 0; i < names.size(); i++) {
-            if (((Number) replies.get(i)).longValue() == 2) {
-                restored.add(names.get(i));
-            }
-        }
+        List<String> restored = replied(names, replies, 0, 2);
         if (!restored.isEmpty()) {
             LOG.warn("{} completion(s) found no claim record (Redis lost it: a failover or a restart) and wrote it "
                     + "done again, e.g. {}; a copy that came in between may have run again", restored.size(), restored.get(0));

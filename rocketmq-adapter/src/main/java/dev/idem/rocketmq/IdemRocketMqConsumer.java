@@ -48,7 +48,6 @@ import org.apache.rocketmq.remoting.RPCHook;
 public final class IdemRocketMqConsumer<T> implements IdemConsumer {
 
     private final DefaultMQPushConsumer consumer;
-    private final IdempotentProcessor<T> processor;
     private final ProcessorComposer.Composed<T> composed;
     private final ListenerGate gate = new ListenerGate();
     private final Duration closeTimeout;
@@ -79,7 +78,7 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
         this.composed = ProcessorComposer.forConsumer("group", b.group)
                 .ownPublisher(() -> RocketMqDeadLetterPublisher.start(consumer, b.routing)).decorator(b.deadLetters)
                 .compose(b.processor);
-        this.processor = composed.processor();
+        IdempotentProcessor<T> processor = composed.processor();
         consumer.setMaxReconsumeTimes(processor.maxAttempts() + ConsumerRules.RECONSUME_HEADROOM);
         Duration maxStall = ConsumerRules.maxStall(consumer);
         if (b.orderly) {
@@ -123,7 +122,7 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
      */
     @Override
     public Optional<Duration> oldestDeferral() {
-        return processor.oldestDeferral();
+        return composed.processor().oldestDeferral();
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.idem.benchmarks.soak;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -147,12 +148,16 @@ final class Verdict {
 
     private enum Explained { NOT, BY_LOSSES, BY_STOPS }
 
+    /** Whether {@code loss} took {@code id}'s record after {@code after} and before {@code before}. */
+    private static boolean lostBetween(SoakRedis.Loss loss, String id, Instant after, Instant before) {
+        return loss.lost(id) && loss.at().isAfter(after) && loss.at().isBefore(before);
+    }
+
     /** Whether a loss fell between a repeated row's claim and its effect. */
     private static boolean claimLost(String id, List<Tally.Row> rows, List<SoakRedis.Loss> losses) {
         for (int k = 1; k < rows.size(); k++) {
             Tally.Row before = rows.get(k - 1);
-            if (losses.stream().anyMatch(loss -> loss.lost(id) && loss.at().isAfter(before.claimed())
-                    && loss.at().isBefore(before.at()))) {
+            if (losses.stream().anyMatch(loss -> lostBetween(loss, id, before.claimed(), before.at()))) {
                 return true;
             }
         }
@@ -173,8 +178,8 @@ final class Verdict {
         for (int k = 1; k < rows.size(); k++) {
             Tally.Row before = rows.get(k - 1);
             Tally.Row repeat = rows.get(k);
-            boolean lost = losses.stream().anyMatch(loss -> loss.lost(id) && loss.at().isAfter(before.claimed())
-                    && loss.at().isBefore(repeat.at()) && !repeat.claimed().isBefore(loss.from()));
+            boolean lost = losses.stream().anyMatch(loss -> lostBetween(loss, id, before.claimed(), repeat.at())
+                    && !repeat.claimed().isBefore(loss.from()));
             if (lost) {
                 continue;
             }

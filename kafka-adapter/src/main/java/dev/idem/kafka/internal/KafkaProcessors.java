@@ -1,13 +1,11 @@
 package dev.idem.kafka.internal;
 
 import dev.idem.core.DeadLetterRouting;
-import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.ProcessorComposer;
 import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.kafka.KafkaDeadLetterPublisher;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.producer.ProducerConfig;
 
@@ -22,20 +20,12 @@ public final class KafkaProcessors {
     private KafkaProcessors() {
     }
 
-    /**
-     * The processor {@code builder} makes for a consumer of {@code config}; {@code builder} is left as
-     * it is. {@code limits} checks the processor's settings against the consumer's before anything is made.
-     *
-     * @throws IllegalArgumentException as {@link ProcessorComposer#compose}
-     */
-    public static <T> ProcessorComposer.Composed<T> compose(Map<String, Object> config, String groupId,
-                                                            IdempotentProcessor.Builder<T> builder,
-                                                            UnaryOperator<DeadLetterPublisher> decorator,
-                                                            DeadLetterRouting routing,
-                                                            Consumer<ProcessorComposer.Limits> limits) {
+    /** The composer of a consumer of {@code config}: add the consumer's limits, if any, then compose. */
+    public static ProcessorComposer composer(Map<String, Object> config, String groupId,
+                                             UnaryOperator<DeadLetterPublisher> decorator, DeadLetterRouting routing) {
         return ProcessorComposer.forConsumer("group.id", groupId)
                 .ownPublisher(() -> KafkaDeadLetterPublisher.builder(producerSide(config)).routing(routing).build())
-                .decorator(decorator).limits(limits).compose(builder);
+                .decorator(decorator);
     }
 
     /** The consumer's settings minus what only a consumer can use: its interceptors are not a producer's. */

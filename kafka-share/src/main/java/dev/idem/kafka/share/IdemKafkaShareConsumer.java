@@ -60,8 +60,8 @@ public final class IdemKafkaShareConsumer<T> extends AbstractIdemKafkaConsumer<T
     private volatile LiveDeliveryLimit limit;
 
     private IdemKafkaShareConsumer(ConsumerOptions<T> options, Duration limitRefresh, ShareSettings settings) {
-        super("IdemKafkaShareConsumer", LOG, options.onFailure(), KafkaProcessors.compose(options.config(),
-                settings.group(), options.processor(), options.deadLetters(), options.deadLetterRouting(), limits -> { }));
+        super("IdemKafkaShareConsumer", LOG, options.onFailure(), KafkaProcessors.composer(options.config(),
+                settings.group(), options.deadLetters(), options.deadLetterRouting()).compose(options.processor()));
         this.options = options;
         this.limitRefresh = limitRefresh;
         this.maxAttempts = composed.processor().maxAttempts();
