@@ -13,6 +13,21 @@ public interface Backoff {
      */
     Duration delay(int failedAttempt);
 
+    /** The first delay of the processor's default backoff, {@link #standard()}: 1 s. */
+    Duration DEFAULT_INITIAL = Duration.ofSeconds(1);
+    /** The largest delay of the processor's default backoff: 1 min. */
+    Duration DEFAULT_MAX = Duration.ofMinutes(1);
+    /** The jitter of the processor's default backoff: 0.2 (± 20%). */
+    double DEFAULT_JITTER = 0.2;
+
+    /**
+     * The processor's default: exponential from 1 s to 1 min with 20% jitter, so five attempts span
+     * about 15 s and a failover of a few seconds is ridden out.
+     */
+    static Backoff standard() {
+        return exponential(DEFAULT_INITIAL, DEFAULT_MAX, DEFAULT_JITTER);
+    }
+
     /** The same delay every time. */
     static Backoff fixed(Duration delay) {
         requireNonNegative("delay", delay);

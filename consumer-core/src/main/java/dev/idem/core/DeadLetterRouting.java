@@ -9,6 +9,11 @@ public interface DeadLetterRouting {
     /** The dead-letter topic for messages from {@code topic}. */
     String deadLetterTopic(String topic);
 
+    /** Kafka's default: the source topic plus {@code .DLT}, as spring-kafka names them. */
+    DeadLetterRouting KAFKA_DEFAULT = suffix(".DLT");
+    /** RocketMQ's default: the source topic plus {@code _DLQ}. */
+    DeadLetterRouting ROCKETMQ_DEFAULT = suffix("_DLQ");
+
     /** The source topic plus a suffix: Kafka's default {@code ".DLT"}, RocketMQ's {@code "_DLQ"}. */
     static DeadLetterRouting suffix(String suffix) {
         Objects.requireNonNull(suffix, "suffix");

@@ -13,6 +13,9 @@ import java.util.concurrent.CompletionStage;
  */
 public interface IdemConsumer extends AutoCloseable {
 
+    /** How long a consumer's close waits for its running records unless its builder says otherwise: 30 s. */
+    java.time.Duration DEFAULT_CLOSE_TIMEOUT = java.time.Duration.ofSeconds(30);
+
     /**
      * Starts consuming on Idem's (or the client's) own threads.
      *

@@ -124,8 +124,7 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         int maxAttempts = 5;
         // Longer than a typical handler, short enough that a crashed owner's keys come back quickly.
         Duration lease = Duration.ofSeconds(30);
-        // From 1 s to 1 min: five attempts span about 15 s, a failover of a few seconds is ridden out.
-        Backoff backoff = Backoff.exponential(Duration.ofSeconds(1), Duration.ofMinutes(1), 0.2);
+        Backoff backoff = Backoff.standard();
         // A handler's infrastructure trouble is deferred, uncounted, this long; then it counts. Rides
         // out a failover, a restart or a deploy of what the handler calls; a host that is gone for
         // good holds a Kafka partition no longer than this, then its message goes the failure's way.

@@ -1,6 +1,7 @@
 package dev.idem.kafka;
 
 import dev.idem.core.DeadLetterRouting;
+import dev.idem.core.IdemConsumer;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.kafka.internal.ConsumerOptions;
@@ -31,11 +32,11 @@ public abstract class KafkaConsumerBuilder<T, B extends KafkaConsumerBuilder<T, 
     private final List<String> topics = new ArrayList<>();
     private int concurrency = 1;
     private UnaryOperator<DeadLetterPublisher> deadLetters = UnaryOperator.identity();
-    private DeadLetterRouting deadLetterRouting = DeadLetterRouting.suffix(".DLT");
+    private DeadLetterRouting deadLetterRouting = DeadLetterRouting.KAFKA_DEFAULT;
     private Consumer<Throwable> onFailure = failure -> { };
     private Clock clock = MonotonicClock.system();
     // Long enough for a slow handler or a dead-letter publish to end; a shutdown hook should allow it.
-    private Duration closeTimeout = Duration.ofSeconds(30);
+    private Duration closeTimeout = IdemConsumer.DEFAULT_CLOSE_TIMEOUT;
 
     /**
      * @param config    Kafka client settings, copied

@@ -172,7 +172,7 @@ public final class KafkaDeadLetterPublisher implements DeadLetterPublisher, Auto
     public static final class Builder {
 
         private final Map<String, Object> config;
-        private DeadLetterRouting routing = DeadLetterRouting.suffix(".DLT");
+        private DeadLetterRouting routing = DeadLetterRouting.KAFKA_DEFAULT;
         private boolean createTopics = true;
         // Long enough for a broker fail-over; the source stays unacknowledged until then.
         private Duration timeout = Duration.ofSeconds(30);

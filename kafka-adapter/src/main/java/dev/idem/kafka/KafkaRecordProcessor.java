@@ -103,7 +103,7 @@ public final class KafkaRecordProcessor<T> implements AutoCloseable {
         private final IdempotentProcessor.Builder<T> processor;
         private Executor executor = Runnable::run;
         private UnaryOperator<DeadLetterPublisher> deadLetters = UnaryOperator.identity();
-        private DeadLetterRouting deadLetterRouting = DeadLetterRouting.suffix(".DLT");
+        private DeadLetterRouting deadLetterRouting = DeadLetterRouting.KAFKA_DEFAULT;
 
         private Builder(Map<String, Object> config, IdempotentProcessor.Builder<T> processor) {
             this.config = new HashMap<>(Objects.requireNonNull(config, "config"));

@@ -1,6 +1,6 @@
 package dev.idem.micronaut;
 
-import dev.idem.micronaut.internal.Settings;
+import dev.idem.micronaut.internal.PropertyReader;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.context.env.Environment;
 import io.micronaut.core.async.publisher.Publishers;
@@ -31,7 +31,7 @@ public final class IdemHealthIndicator implements HealthIndicator {
 
     IdemHealthIndicator(IdemListeners listeners, Environment environment) {
         this.listeners = listeners;
-        this.stuckAfter = new Settings(environment).durationSetting("idem.health.stuck-after", "5m",
+        this.stuckAfter = new PropertyReader(environment).durationSetting("idem.health.stuck-after", "5m",
                 "idem.health.stuck-after");
     }
 

@@ -1,10 +1,12 @@
 package dev.idem.micronaut;
 
-import dev.idem.core.DedupCheck;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.jdbc.JdbcEffectLedger;
+import dev.idem.listener.ListenerBroker;
+import dev.idem.listener.ListenerProcessors;
+import dev.idem.listener.ListenerSpec;
 import dev.idem.micronaut.internal.Brokers;
-import dev.idem.micronaut.internal.Settings;
+import dev.idem.micronaut.internal.PropertyReader;
 import dev.idem.redis.RedisClaimStore;
 import io.micronaut.context.BeanContext;
 import io.micronaut.context.env.Environment;
@@ -17,14 +19,15 @@ import jakarta.inject.Singleton;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.redisson.api.RedissonClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,7 +46,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
     private static final Set<String> LEDGER_KEYS = Set.of("table", "create-table", "enabled", "data-source");
 
     private final BeanContext context;
-    private final Settings properties;
+    private final PropertyReader properties;
     private final ListenerPlans plans;
     private final IdemResources resources;
     private final List<RunningListener> running = new ArrayList<>();
@@ -52,7 +55,7 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
     IdemListeners(BeanContext context, Environment environment, IdemListenerRegistry registry,
                   IdemResources resources) {
         this.context = context;
-        this.properties = new Settings(environment);
+        this.properties = new PropertyReader(environment);
         this.plans = new ListenerPlans(context, environment, properties, registry);
         this.resources = resources;
     }
@@ -87,23 +90,23 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
             return;
         }
         started = true;
-        List<ListenerPlans.Plan> all = plans.plans();
+        List<ListenerSpec> all = plans.plans();
         if (all.isEmpty()) {
             return;
         }
         resources.checkKeys("idem.redis", IdemResources.REDIS_KEYS);
         resources.checkKeys("idem.rocketmq", ROCKETMQ_KEYS);
         resources.checkKeys("idem.ledger", LEDGER_KEYS);
-        Map<String, Object> kafka = all.stream().anyMatch(p -> p.broker == Broker.KAFKA) ? resources.kafkaSettings()
+        Map<String, Object> kafka = all.stream().anyMatch(p -> p.broker() == ListenerBroker.KAFKA) ? resources.kafkaSettings()
                 : Map.of();
-        String nameServer = all.stream().anyMatch(p -> p.broker == Broker.ROCKETMQ)
+        String nameServer = all.stream().anyMatch(p -> p.broker() == ListenerBroker.ROCKETMQ)
                 ? properties.required("idem.rocketmq.name-server") : null;
-        JdbcEffectLedger ledger = all.stream().anyMatch(p -> p.ledger) ? resources.ledger() : null;
+        JdbcEffectLedger ledger = all.stream().anyMatch(ListenerSpec::ledger) ? resources.ledger() : null;
         RedisClaimStore claims = resources.claimStore();
         try {
-            for (ListenerPlans.Plan plan : all) {
+            for (ListenerSpec plan : all) {
                 running.add(startOne(plan, claims, ledger, kafka, nameServer));
-                LOG.info("Idem listener '{}' consumes {} as {} on {}", plan.name, plan.topic, plan.group, plan.broker);
+                LOG.info("Idem listener '{}' consumes {} as {} on {}", plan.name(), plan.topic(), plan.group(), plan.broker());
             }
         } catch (RuntimeException | Error e) {
             close();
@@ -135,41 +138,15 @@ public final class IdemListeners implements ApplicationEventListener<StartupEven
 
     // ---- consumers
 
-    private RunningListener startOne(ListenerPlans.Plan plan, RedisClaimStore claims, JdbcEffectLedger ledger,
-                                     Map<String, Object> kafka, String nameServer) {
-        IdempotentProcessor.Builder<Object> processor;
-        if (plan.ledger && ledger != null) {
-            processor = ledger.processor((delivery, tx) -> plan.invoker.invoke(delivery, tx));
-        } else {
-            processor = IdempotentProcessor.<Object>builder(delivery -> plan.invoker.invoke(delivery, null))
-                    .dedupCheck(DedupCheck.none());
-        }
-        processor.claims(claims).codec(plan.codec).keys(plan.keys).maxAttempts(plan.maxAttempts).lease(plan.lease);
-        plan.settings.applyTo(processor);
-        if (plan.compensation != null) {
-            processor.compensation(plan.compensation);
-        }
-        resources.observe(processor, plan.name);
+    private RunningListener startOne(ListenerSpec plan, RedisClaimStore claims, @Nullable JdbcEffectLedger ledger,
+                                     Map<String, Object> kafka, @Nullable String nameServer) {
         try {
-            return plan.broker == Broker.KAFKA
-                    ? Brokers.kafka(plan.name, plan.topic, plan.group, processor, kafka, plan.deadLetterTopic,
-                    plan.concurrency, plan.closeTimeout, plan.brokerOptions)
-                    : Brokers.rocketMq(plan.name, plan.topic, plan.group, processor, nameServer, plan.deadLetterTopic,
-                    plan.concurrency, plan.closeTimeout, plan.brokerOptions);
+            IdempotentProcessor.Builder<Object> processor = ListenerProcessors.processor(plan, claims, ledger);
+            resources.observe(processor, plan.name());
+            return plan.broker() == ListenerBroker.KAFKA ? Brokers.kafka(plan, processor, kafka)
+                    : Brokers.rocketMq(plan, processor, Objects.requireNonNull(nameServer, "nameServer"));
         } catch (IllegalArgumentException e) {
-            String origin = plan.broker == Broker.KAFKA ? "idem.kafka" : "idem.rocketmq";
-            throw new ConfigurationException("Idem listener '" + plan.name + "' (" + origin + ", idem.listeners."
-                    + plan.name + "): " + e.getMessage(), e);
+            throw new ConfigurationException(e.getMessage(), e);
         }
-    }
-
-    static Set<String> union(Set<String> some, Set<String> more) {
-        Set<String> all = new java.util.HashSet<>(some);
-        all.addAll(more);
-        return Set.copyOf(all);
-    }
-
-    static String lower(Broker broker) {
-        return broker.name().toLowerCase(Locale.ROOT);
     }
 }

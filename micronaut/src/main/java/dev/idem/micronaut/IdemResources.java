@@ -5,7 +5,7 @@ import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.LedgerTransactions;
 import dev.idem.micronaut.internal.MicronautTransactions;
-import dev.idem.micronaut.internal.Settings;
+import dev.idem.micronaut.internal.PropertyReader;
 import dev.idem.redis.RedisClaimStore;
 import dev.idem.redis.RedisUrl;
 import io.micronaut.context.BeanContext;
@@ -49,7 +49,7 @@ final class IdemResources {
 
     private final BeanContext context;
     private final Environment environment;
-    private final Settings properties;
+    private final PropertyReader properties;
     private RedissonClient ownRedisson;
     private RedissonClient redisson;
     private RedisClaimStore claims;
@@ -57,7 +57,7 @@ final class IdemResources {
     IdemResources(BeanContext context, Environment environment) {
         this.context = context;
         this.environment = environment;
-        this.properties = new Settings(environment);
+        this.properties = new PropertyReader(environment);
     }
 
     /** The Redis client Idem's claims use, once made. */

@@ -39,11 +39,11 @@ public @interface Idempotent {
     /** For {@link KeyFrom#PROPERTY}: the record value's property; for {@link KeyFrom#HEADER}: the header. */
     String key() default "";
 
-    /** Handler attempts before the dead letter. */
-    int maxAttempts() default 5;
+    /** Handler attempts before the dead letter; 0 takes Idem's default (5). */
+    int maxAttempts() default 0;
 
-    /** The claim's lease ({@code 30s}). */
-    String lease() default "30s";
+    /** The claim's lease ({@code 30s}); empty takes Idem's default (30 s). */
+    String lease() default "";
 
     /** The dead-letter topic; default {@code <topic>.DLT}. */
     String deadLetterTopic() default "";

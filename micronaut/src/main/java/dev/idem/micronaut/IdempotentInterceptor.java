@@ -8,8 +8,12 @@ import dev.idem.core.PayloadCodec;
 import dev.idem.kafka.KafkaRecordProcessor;
 import dev.idem.kafka.PollResult;
 import dev.idem.kafka.Redelivery;
-import dev.idem.micronaut.internal.ProcessorSettings;
-import dev.idem.micronaut.internal.Settings;
+import dev.idem.listener.ListenerBroker;
+import dev.idem.listener.ListenerHandler;
+import dev.idem.listener.ListenerPayloads;
+import dev.idem.listener.ListenerProcessors;
+import dev.idem.listener.ListenerSpec;
+import dev.idem.micronaut.internal.PropertyReader;
 import dev.idem.redis.RedisClaimStore;
 import io.micronaut.aop.InterceptorBean;
 import io.micronaut.aop.MethodInterceptor;
@@ -53,10 +57,6 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
     private static final Logger LOG = LoggerFactory.getLogger(IdempotentInterceptor.class);
     private static final ThreadLocal<MethodInvocationContext<Object, Object>> CURRENT = new ThreadLocal<>();
     private static final ThreadLocal<Object> RESULT = new ThreadLocal<>();
-
-    /** The {@code idem.listeners.<name>.*} settings of a wrapped listener (its threads are micronaut-kafka's). */
-    private static final Set<String> WRAPPED_KEYS = IdemListeners.union(Set.of("max-attempts", "lease",
-            "dead-letter-topic"), ProcessorSettings.KEYS);
 
     private final BeanContext context;
     private final Environment environment;
@@ -179,33 +179,44 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         String topic = topics.length == 1 ? topics[0] : String.join(",", topics);
         String name = a.stringValue(Idempotent.class, "name").filter(StringUtils::hasText).orElse(group + "-" + topic);
         registry.wrapped(name, where);
-        String prefix = "idem.listeners." + name + ".";
-        Settings settings = new Settings(environment);
-        settings.checkKeys("idem.listeners." + name, WRAPPED_KEYS,
-                "a setting of a wrapped @KafkaListener (its threads are @KafkaListener(threads = ...))");
-        int maxAttempts = settings.intSetting(prefix + "max-attempts",
-                a.intValue(Idempotent.class, "maxAttempts").orElse(5));
-        Duration lease = settings.durationSetting(prefix + "lease", a.stringValue(Idempotent.class, "lease").orElse("30s"),
-                "@Idempotent(lease) on " + where);
-        String deadLetterTopic = environment.getProperty(prefix + "dead-letter-topic", String.class)
-                .orElse(a.stringValue(Idempotent.class, "deadLetterTopic").orElse(""));
-
+        String section = "idem.listeners." + name;
+        PropertyReader settings = new PropertyReader(environment);
+        settings.checkKeys(section, ListenerPlans.LISTENER_KEYS, "an Idem setting");
+        if (settings.isSet(section + ".close-timeout")) {
+            throw new ConfigurationException(section + ".close-timeout is not a setting of a wrapped @KafkaListener: "
+                    + "micronaut-kafka stops its consumer");
+        }
         KeyFrom from = a.enumValue(Idempotent.class, "keySource", KeyFrom.class).orElse(KeyFrom.MESSAGE_KEY);
-        String key = a.stringValue(Idempotent.class, "key").orElse("");
-        KeySource<Object> keys = switch (from) {
-            case MESSAGE_KEY -> KeySource.messageKey();
-            case MESSAGE_ID -> KeySource.messageId();
-            case HEADER -> KeySource.header(key);
-            case PROPERTY -> throw new ConfigurationException("@Idempotent on " + where
+        if (from == KeyFrom.PROPERTY) {
+            throw new ConfigurationException("@Idempotent on " + where
                     + ": keySource PROPERTY is for @IdempotentListener; use MESSAGE_KEY, HEADER or MESSAGE_ID");
-        };
-
-        IdempotentProcessor.Builder<Object> processor = IdempotentProcessor.<Object>builder(delivery -> {
+        }
+        ListenerHandler handler = (delivery, tx) -> {
             MethodInvocationContext<Object, Object> current = CURRENT.get();
             RESULT.set(current.proceed());
-        }).codec((PayloadCodec<Object>) (PayloadCodec<?>) PayloadCodec.bytes()).keys(keys)
-                .claims(claims()).maxAttempts(maxAttempts).lease(lease);
-        ProcessorSettings.read(settings, prefix).applyTo(processor);
+        };
+        ListenerSpec spec;
+        try {
+            spec = ListenerSpec.builder(name, where, ListenerBroker.KAFKA).topic(topic).group(group)
+                    .wrapped("its threads are @KafkaListener(threads = ...)").handler(handler)
+                    .codec((PayloadCodec<Object>) (PayloadCodec<?>) PayloadCodec.bytes())
+                    .keys(ListenerPayloads.keys(from, a.stringValue(Idempotent.class, "key").orElse(""), "",
+                            "@Idempotent on " + where, "byte[]", path -> {
+                                throw new IllegalArgumentException("no property of the bytes");
+                            }))
+                    .annotated("@Idempotent", member -> settings.annotationText(a, Idempotent.class, member))
+                    .configured(key -> environment.getProperty(section + "." + key, String.class))
+                    .build();
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException(e.getMessage(), e);
+        }
+        IdempotentProcessor.Builder<Object> processor = IdempotentProcessor.<Object>builder(
+                delivery -> handler.invoke(delivery, null)).codec(spec.codec()).keys(spec.keys()).claims(claims());
+        try {
+            ListenerProcessors.configure(processor, spec);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException(e.getMessage(), e);
+        }
         Class<?> check = a.classValue(Idempotent.class, "dedupCheck").orElse(DedupCheck.class);
         processor.dedupCheck(DedupCheck.class.equals(check) ? DedupCheck.none() : (DedupCheck) context.getBean(check));
         Class<?> compensation = a.classValue(Idempotent.class, "compensation").orElse(Compensation.class);
@@ -215,15 +226,12 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         context.getBean(IdemResources.class).observe(processor, name);
         Map<String, Object> kafka = kafkaSettings(group);
         KafkaRecordProcessor.Builder<Object> builder = KafkaRecordProcessor.builder(kafka, processor);
-        if (!deadLetterTopic.isBlank()) {
-            builder.deadLetterRouting(dev.idem.core.DeadLetterRouting.fixed(deadLetterTopic));
-        }
+        ListenerProcessors.deadLetterRouting(spec).ifPresent(builder::deadLetterRouting);
         KafkaRecordProcessor<Object> built;
         try {
             built = builder.build();
         } catch (IllegalArgumentException e) {
-            throw new ConfigurationException("@Idempotent on " + where + " (idem.kafka, " + prefix + "*): "
-                    + e.getMessage(), e);
+            throw new ConfigurationException(spec.failure(e), e);
         }
         Wrapped w = new Wrapped(name, recordArgument, built);
         wrapped.put(id(method), w);

@@ -56,11 +56,14 @@ public @interface IdempotentListener {
      */
     Class<? extends dev.idem.core.Compensation> compensation() default dev.idem.core.Compensation.class;
 
-    /** Handler attempts before the dead letter. */
-    int maxAttempts() default 5;
+    /** Handler attempts before the dead letter; 0 takes Idem's default (5). */
+    int maxAttempts() default 0;
 
-    /** The claim's lease, as a duration ({@code 30s}); longer than the slowest handler pause. */
-    String lease() default "30s";
+    /**
+     * The claim's lease, as a duration ({@code 30s}); longer than the slowest handler pause. Empty takes
+     * Idem's default (30 s).
+     */
+    String lease() default "";
 
     /** The dead-letter topic; default {@code <topic>.DLT} (Kafka), {@code <topic>_DLQ} (RocketMQ). */
     String deadLetterTopic() default "";

@@ -5,9 +5,12 @@ import dev.idem.core.DeadLetter;
 import dev.idem.core.Delivery;
 import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
-import dev.idem.micronaut.internal.BrokerOptions;
-import dev.idem.micronaut.internal.ProcessorSettings;
-import dev.idem.micronaut.internal.Settings;
+import dev.idem.listener.ListenerBroker;
+import dev.idem.listener.ListenerHandler;
+import dev.idem.listener.ListenerPayloads;
+import dev.idem.listener.ListenerSetting;
+import dev.idem.listener.ListenerSpec;
+import dev.idem.micronaut.internal.PropertyReader;
 import io.micronaut.context.BeanContext;
 import io.micronaut.context.env.Environment;
 import io.micronaut.context.exceptions.ConfigurationException;
@@ -20,7 +23,6 @@ import io.micronaut.core.util.StringUtils;
 import io.micronaut.inject.ExecutableMethod;
 import io.micronaut.json.JsonMapper;
 import java.sql.Connection;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -28,6 +30,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Resolves every {@link IdempotentListener} method into a plan (its broker, topic, group, key,
@@ -36,65 +40,44 @@ import java.util.TreeSet;
  */
 final class ListenerPlans {
 
-    static final Set<String> LISTENER_KEYS = IdemListeners.union(IdemListeners.union(Set.of("max-attempts", "lease",
-            "dead-letter-topic", "concurrency", "close-timeout"), ProcessorSettings.KEYS),
-            IdemListeners.union(BrokerOptions.KAFKA_KEYS, BrokerOptions.ROCKETMQ_KEYS));
+    /** The keys of a listener's section: every {@link ListenerSetting}'s. */
+    static final Set<String> LISTENER_KEYS = ListenerSetting.all().stream().map(ListenerSetting::key)
+            .collect(Collectors.toUnmodifiableSet());
 
     private final BeanContext context;
     private final Environment environment;
-    private final Settings properties;
+    private final PropertyReader properties;
     private final IdemListenerRegistry registry;
 
-    ListenerPlans(BeanContext context, Environment environment, Settings properties, IdemListenerRegistry registry) {
+    ListenerPlans(BeanContext context, Environment environment, PropertyReader properties, IdemListenerRegistry registry) {
         this.context = context;
         this.environment = environment;
         this.properties = properties;
         this.registry = registry;
     }
 
-    /** One listener, resolved against the annotation and configuration. */
-    static final class Plan {
-        String name;
-        String method;
-        Broker broker;
-        String topic;
-        String group;
-        KeySource<Object> keys;
-        Compensation compensation;
-        int maxAttempts;
-        Duration lease;
-        Duration closeTimeout;
-        String deadLetterTopic;
-        int concurrency;
-        boolean ledger;
-        PayloadCodec<Object> codec;
-        Invoker invoker;
-        ProcessorSettings settings;
-        BrokerOptions brokerOptions;
-    }
-
     /** Every listener found, resolved and checked; two with one name are refused. */
-    List<Plan> plans() {
-        Map<String, Plan> byName = new LinkedHashMap<>();
+    List<ListenerSpec> plans() {
+        Map<String, ListenerSpec> byName = new LinkedHashMap<>();
         Map<String, String> wrapped = registry.wrapped();
         for (IdemListenerRegistry.Found found : registry.listeners()) {
-            Plan plan = plan(found);
-            Plan other = byName.putIfAbsent(plan.name, plan);
-            String otherMethod = other != null ? other.method : wrapped.get(plan.name);
+            ListenerSpec plan = plan(found);
+            ListenerSpec other = byName.putIfAbsent(plan.name(), plan);
+            String otherMethod = other != null ? other.where() : wrapped.get(plan.name());
             if (otherMethod != null) {
-                throw new ConfigurationException("two Idem listeners are named '" + plan.name + "': " + otherMethod
-                        + " and " + plan.method + "; give one a different name");
+                throw new ConfigurationException("two Idem listeners are named '" + plan.name() + "': " + otherMethod
+                        + " and " + plan.where() + "; give one a different name");
             }
         }
         for (IdemListenerRegistry.Found found : registry.compensations()) {
             String listener = found.method().stringValue(IdempotentCompensation.class).orElse("");
             String where = describe(found.method());
-            Plan plan = byName.get(listener);
+            ListenerSpec plan = byName.get(listener);
             if (plan == null) {
                 throw new ConfigurationException("@IdempotentCompensation(\"" + listener + "\") on " + where
                         + " names no listener; listeners are " + byName.keySet());
             }
-            if (plan.compensation != null) {
+            if (plan.compensation() != null) {
                 throw new ConfigurationException("listener '" + listener + "' has two compensations: " + where
                         + " and the one on its @IdempotentListener");
             }
@@ -106,7 +89,7 @@ final class ListenerPlans {
             @SuppressWarnings("unchecked")
             ExecutableMethod<Object, Object> method = (ExecutableMethod<Object, Object>) found.method();
             Object bean = context.getBean(found.bean());
-            plan.compensation = deadLetter -> method.invoke(bean, deadLetter);
+            byName.put(listener, plan.withCompensation(deadLetter -> method.invoke(bean, deadLetter)));
         }
         Collection<String> configured = environment.getPropertyEntries("idem.listeners");
         for (String name : configured) {
@@ -120,37 +103,21 @@ final class ListenerPlans {
         return List.copyOf(byName.values());
     }
 
-    private Plan plan(IdemListenerRegistry.Found found) {
+    private ListenerSpec plan(IdemListenerRegistry.Found found) {
         @SuppressWarnings("unchecked")
         ExecutableMethod<Object, Object> method = (ExecutableMethod<Object, Object>) found.method();
         AnnotationMetadata a = method.getAnnotationMetadata();
-        Plan plan = new Plan();
-        plan.method = describe(method);
-        plan.topic = properties.annotationText(a, IdempotentListener.class, "topic").orElse("");
-        plan.group = properties.annotationText(a, IdempotentListener.class, "group").orElse("");
-        if (plan.topic.isBlank() || plan.group.isBlank()) {
-            throw new ConfigurationException("@IdempotentListener on " + plan.method + " needs a topic and a group");
+        String where = describe(method);
+        String topic = text(a, "topic");
+        String group = text(a, "group");
+        if (topic.isBlank() || group.isBlank()) {
+            throw new ConfigurationException("@IdempotentListener on " + where + " needs a topic and a group");
         }
-        plan.name = properties.annotationText(a, IdempotentListener.class, "name").filter(StringUtils::hasText)
-                .orElse(plan.group + "-" + plan.topic);
-        plan.broker = a.enumValue(IdempotentListener.class, "broker", Broker.class).orElse(Broker.KAFKA);
-        String prefix = "idem.listeners." + plan.name + ".";
-        properties.checkKeys("idem.listeners." + plan.name, LISTENER_KEYS, "an Idem setting");
-        plan.maxAttempts = properties.intSetting(prefix + "max-attempts",
-                a.intValue(IdempotentListener.class, "maxAttempts").orElse(5));
-        plan.lease = properties.durationSetting(prefix + "lease", properties.annotationText(a, IdempotentListener.class, "lease").orElse("30s"),
-                "@IdempotentListener(lease) on " + plan.method);
-        plan.deadLetterTopic = environment.getProperty(prefix + "dead-letter-topic", String.class)
-                .orElse(properties.annotationText(a, IdempotentListener.class, "deadLetterTopic").orElse(""));
-        plan.closeTimeout = properties.durationSetting(prefix + "close-timeout", "30s", prefix + "close-timeout");
-        plan.concurrency = properties.intSetting(prefix + "concurrency",
-                a.intValue(IdempotentListener.class, "concurrency").orElse(0));
-        if (plan.concurrency < 0) {
-            throw new ConfigurationException(prefix + "concurrency must be >= 0 but was " + plan.concurrency);
-        }
-        plan.ledger = a.booleanValue(IdempotentListener.class, "ledger").orElse(true);
-        plan.settings = ProcessorSettings.read(properties, prefix);
-        plan.brokerOptions = BrokerOptions.read(properties, prefix, plan.broker);
+        String name = properties.annotationText(a, IdempotentListener.class, "name").filter(StringUtils::hasText)
+                .orElse(group + "-" + topic);
+        Broker broker = a.enumValue(IdempotentListener.class, "broker", Broker.class).orElse(Broker.KAFKA);
+        String section = "idem.listeners." + name;
+        properties.checkKeys(section, LISTENER_KEYS, "an Idem setting");
 
         // Parameters: one payload, optionally the Delivery and the transaction's Connection.
         Argument<?>[] args = method.getArguments();
@@ -166,33 +133,56 @@ final class ListenerPlans {
             } else if (payload < 0) {
                 payload = i;
             } else {
-                throw new ConfigurationException("@IdempotentListener method " + plan.method
+                throw new ConfigurationException("@IdempotentListener method " + where
                         + " has two payload parameters (" + args[payload] + ", " + args[i]
                         + "); it takes one payload, optionally a Delivery and a java.sql.Connection");
             }
         }
         if (payload < 0) {
-            throw new ConfigurationException("@IdempotentListener method " + plan.method + " has no payload parameter");
+            throw new ConfigurationException("@IdempotentListener method " + where + " has no payload parameter");
         }
         Argument<?> payloadType = args[payload];
-        plan.codec = codec(payloadType);
-        plan.keys = keys(plan, a, payloadType);
-
-        Class<?> compensation = a.classValue(IdempotentListener.class, "compensation").orElse(Compensation.class);
-        if (!Compensation.class.equals(compensation)) {
-            plan.compensation = (Compensation) context.findBean(compensation).orElseThrow(() -> new ConfigurationException(
-                    "@IdempotentListener(compensation = " + compensation.getSimpleName() + ".class) on " + plan.method
+        Class<?> compensationType = a.classValue(IdempotentListener.class, "compensation").orElse(Compensation.class);
+        Compensation compensation = null;
+        if (!Compensation.class.equals(compensationType)) {
+            compensation = (Compensation) context.findBean(compensationType).orElseThrow(() -> new ConfigurationException(
+                    "@IdempotentListener(compensation = " + compensationType.getSimpleName() + ".class) on " + where
                             + ": no bean of that type"));
         }
         Object bean = context.getBean(found.bean());
-        plan.invoker = new Invoker(bean, method, args.length, payload, delivery, connection);
-        return plan;
+        String what = "@IdempotentListener";
+        try {
+            return ListenerSpec.builder(name, where, ListenerBroker.valueOf(broker.name()))
+                    .topic(topic).group(group).ledger(a.booleanValue(IdempotentListener.class, "ledger").orElse(true))
+                    .handler(new Invoker(bean, method, args.length, payload, delivery, connection))
+                    .codec(ListenerPayloads.plainCodec(payloadType.getType()).orElseGet(() -> json(payloadType)))
+                    .keys(ListenerPayloads.keys(
+                            a.enumValue(IdempotentListener.class, "keySource", KeyFrom.class).orElse(KeyFrom.PROPERTY),
+                            text(a, "key"), text(a, "keySuffix"), what + " on " + where,
+                            payloadType.getType().getSimpleName(), path -> property(where, payloadType.getType(), path)))
+                    .compensation(compensation)
+                    .annotated(what, member -> properties.annotationText(a, IdempotentListener.class, member))
+                    .configured(key -> environment.getProperty(section + "." + key, String.class))
+                    .build();
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException(e.getMessage(), e);
+        }
+    }
+
+    private String text(AnnotationMetadata a, String member) {
+        return properties.annotationText(a, IdempotentListener.class, member).orElse("");
     }
 
     /** Calls the listener method with its payload, and the delivery and connection when it asks for them. */
     record Invoker(Object bean, ExecutableMethod<Object, Object> method, int arity, int payload, int delivery,
-                   int connection) {
-        void invoke(Delivery<Object> d, Connection tx) {
+                   int connection) implements ListenerHandler {
+        @Override
+        public boolean wantsConnection() {
+            return connection >= 0;
+        }
+
+        @Override
+        public void invoke(Delivery<Object> d, @Nullable Connection tx) {
             if (connection >= 0 && tx == null) {
                 throw new IllegalStateException("no transaction connection: the listener is not on the ledger");
             }
@@ -212,14 +202,9 @@ final class ListenerPlans {
         return method.getDeclaringType().getName() + "." + method.getMethodName();
     }
 
+    /** The application's JSON for any other payload type. */
     @SuppressWarnings("unchecked")
-    private PayloadCodec<Object> codec(Argument<?> type) {
-        if (String.class.equals(type.getType())) {
-            return (PayloadCodec<Object>) (PayloadCodec<?>) PayloadCodec.utf8();
-        }
-        if (byte[].class.equals(type.getType())) {
-            return (PayloadCodec<Object>) (PayloadCodec<?>) PayloadCodec.bytes();
-        }
+    private PayloadCodec<Object> json(Argument<?> type) {
         JsonMapper mapper = context.findBean(JsonMapper.class).orElseThrow(() -> new ConfigurationException(
                 "no JsonMapper bean to decode " + type.getTypeName()
                         + ": add micronaut-serde-jackson (or micronaut-jackson-databind)"));
@@ -233,36 +218,7 @@ final class ListenerPlans {
         };
     }
 
-    private KeySource<Object> keys(Plan plan, AnnotationMetadata a, Argument<?> payloadType) {
-        KeyFrom from = a.enumValue(IdempotentListener.class, "keySource", KeyFrom.class).orElse(KeyFrom.PROPERTY);
-        String key = properties.annotationText(a, IdempotentListener.class, "key").orElse("");
-        String suffix = properties.annotationText(a, IdempotentListener.class, "keySuffix").orElse("");
-        KeySource<Object> source = switch (from) {
-            case MESSAGE_KEY -> KeySource.messageKey();
-            case MESSAGE_ID -> KeySource.messageId();
-            case HEADER -> {
-                if (key.isBlank()) {
-                    throw new ConfigurationException("@IdempotentListener on " + plan.method
-                            + ": keySource = HEADER needs key = \"<header name>\"");
-                }
-                yield KeySource.header(key);
-            }
-            case PROPERTY -> property(plan, payloadType.getType(), key);
-        };
-        if (suffix.isEmpty()) {
-            return source;
-        }
-        return (envelope, payload) -> {
-            String value = source.keyOf(envelope, payload);
-            return value == null ? null : value + suffix;
-        };
-    }
-
-    private static KeySource<Object> property(Plan plan, Class<?> type, String path) {
-        if (path.isBlank()) {
-            throw new ConfigurationException("@IdempotentListener on " + plan.method
-                    + " needs key = \"<property of " + type.getSimpleName() + ">\" (or another keySource)");
-        }
+    private static KeySource<Object> property(String where, Class<?> type, String path) {
         List<BeanProperty<Object, Object>> chain = new ArrayList<>();
         Class<?> current = type;
         for (String name : path.split("\\.")) {
@@ -270,10 +226,10 @@ final class ListenerPlans {
             @SuppressWarnings("unchecked")
             BeanIntrospection<Object> introspection = (BeanIntrospection<Object>) BeanIntrospector.SHARED
                     .findIntrospection(owner).orElseThrow(() -> new ConfigurationException("@IdempotentListener on "
-                            + plan.method + ": key '" + path + "': " + owner.getName() + " is not introspected; annotate "
+                            + where + ": key '" + path + "': " + owner.getName() + " is not introspected; annotate "
                             + "it with @Serdeable or @Introspected"));
             BeanProperty<Object, Object> property = introspection.getProperty(name).orElseThrow(() ->
-                    new ConfigurationException("@IdempotentListener on " + plan.method + ": key '" + path + "': "
+                    new ConfigurationException("@IdempotentListener on " + where + ": key '" + path + "': "
                             + owner.getSimpleName() + " has no property '" + name + "' (it has "
                             + introspection.getBeanProperties().stream().map(BeanProperty::getName).toList() + ")"));
             chain.add(property);

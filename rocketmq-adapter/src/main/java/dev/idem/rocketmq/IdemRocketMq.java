@@ -153,7 +153,7 @@ public final class IdemRocketMq {
         settings.accept(builder);
         ConsumerRules.requireClustering(consumer);
         ProcessorComposer.Composed<byte[]> composed = ProcessorComposer.forConsumer("group", consumer.getConsumerGroup())
-                .ownPublisher(() -> RocketMqDeadLetterPublisher.start(consumer, DeadLetterRouting.suffix("_DLQ")))
+                .ownPublisher(() -> RocketMqDeadLetterPublisher.start(consumer, DeadLetterRouting.ROCKETMQ_DEFAULT))
                 .handlerOutsideTransaction()
                 .limits(limits -> ConsumerRules.requireReconsumeHeadroom(consumer, orderly, limits.maxAttempts()))
                 .compose(builder);

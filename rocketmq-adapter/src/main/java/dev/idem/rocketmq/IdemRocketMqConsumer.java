@@ -162,7 +162,7 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
         private final String group;
         private final IdempotentProcessor.Builder<T> processor;
         private final Map<String, String> subscriptions = new LinkedHashMap<>();
-        private DeadLetterRouting routing = DeadLetterRouting.suffix("_DLQ");
+        private DeadLetterRouting routing = DeadLetterRouting.ROCKETMQ_DEFAULT;
         private UnaryOperator<DeadLetterPublisher> deadLetters = UnaryOperator.identity();
         private DelayLevels delayLevels = DelayLevels.defaults();
         private ConsumeFromWhere consumeFrom = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET;
@@ -172,7 +172,7 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
         private int batchSize = 1;
         private int concurrency = 20;
         // The default claim lease: a handler running longer may already have lost its claim.
-        private Duration closeTimeout = Duration.ofSeconds(30);
+        private Duration closeTimeout = IdemConsumer.DEFAULT_CLOSE_TIMEOUT;
 
         private Builder(String nameServerAddress, String group, IdempotentProcessor.Builder<T> processor) {
             this.nameServerAddress = nameServerAddress;

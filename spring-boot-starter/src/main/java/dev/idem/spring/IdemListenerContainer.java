@@ -2,9 +2,10 @@ package dev.idem.spring;
 
 import dev.idem.core.IdemConsumer;
 import dev.idem.core.IdempotentProcessor;
-import dev.idem.spring.internal.ListenerConsumers;
+import dev.idem.listener.ListenerConsumers;
+import dev.idem.listener.ListenerSetting;
+import dev.idem.listener.ListenerSpec;
 import dev.idem.spring.internal.ListenerMethods;
-import dev.idem.spring.internal.ListenerPlan;
 import dev.idem.spring.internal.ListenerPlans;
 import dev.idem.spring.internal.ListenerProcessors;
 import dev.idem.spring.internal.kafka.KafkaListenerWrapping;
@@ -80,7 +81,7 @@ public final class IdemListenerContainer implements SmartLifecycle {
         started = true;
         ListenerPlans planner = new ListenerPlans(beans, environment, properties);
         try {
-            List<ListenerPlan> wrapped = new ArrayList<>();
+            List<ListenerSpec> wrapped = new ArrayList<>();
             List<ListenerMethods.Found<Idempotent>> kafkaMethods = new ArrayList<>();
             List<ListenerMethods.Found<Idempotent>> rocketMqMethods = new ArrayList<>();
             for (ListenerMethods.Found<Idempotent> found : methods.wrapped()) {
@@ -95,9 +96,9 @@ public final class IdemListenerContainer implements SmartLifecycle {
                 rocketMqWrapping = new RocketMqListenerWrapping(beans);
                 wrapped.addAll(rocketMqWrapping.plans(rocketMqMethods, planner));
             }
-            for (ListenerPlan plan : planner.plans(methods, wrapped)) {
+            for (ListenerSpec plan : planner.plans(methods, wrapped)) {
                 if (kafkaWrapping != null && kafkaWrapping.wraps(plan)) {
-                    Duration closeTimeout = plan.settings().getCloseTimeout();
+                    Duration closeTimeout = closeTimeout(plan);
                     wrappedGrace = closeTimeout.compareTo(wrappedGrace) > 0 ? closeTimeout : wrappedGrace;
                     kafkaWrapping.wrap(plan, processors.processor(plan), processors.kafkaSettings());
                     continue;
@@ -108,8 +109,8 @@ public final class IdemListenerContainer implements SmartLifecycle {
                 }
                 IdemConsumer consumer = consumer(plan, processors.processor(plan));
                 consumer.start();
-                running.add(new RunningListener(plan.name(), plan.broker(), plan.topic(), plan.group(), consumer,
-                        plan.settings().getCloseTimeout()));
+                running.add(new RunningListener(plan.name(), Broker.valueOf(plan.broker().name()), plan.topic(),
+                        plan.group(), consumer, closeTimeout(plan)));
                 LOG.info("Idem listener '{}' consumes {} as {} on {}{}", plan.name(), plan.topic(), plan.group(),
                         plan.broker(), processors.onLedger(plan) ? " on the ledger" : " in Redis-only mode (no ledger)");
             }
@@ -191,7 +192,7 @@ public final class IdemListenerContainer implements SmartLifecycle {
         return started && !stopped;
     }
 
-    private IdemConsumer consumer(ListenerPlan plan, IdempotentProcessor.Builder<Object> processor) {
+    private IdemConsumer consumer(ListenerSpec plan, IdempotentProcessor.Builder<Object> processor) {
         try {
             return switch (plan.broker()) {
                 case KAFKA -> ListenerConsumers.kafka(plan, processor, processors.kafkaSettings());
@@ -199,9 +200,11 @@ public final class IdemListenerContainer implements SmartLifecycle {
                 case ROCKETMQ -> ListenerConsumers.rocketMq(plan, processor, processors.nameServer());
             };
         } catch (IllegalArgumentException e) {
-            String origin = plan.broker() == Broker.ROCKETMQ ? "idem.rocketmq" : "idem.kafka";
-            throw new IllegalStateException("Idem listener '" + plan.name() + "' (" + origin + ", idem.listeners."
-                    + plan.name() + "): " + e.getMessage(), e);
+            throw new IllegalStateException(e.getMessage(), e);
         }
+    }
+
+    private static Duration closeTimeout(ListenerSpec plan) {
+        return plan.get(ListenerSetting.CLOSE_TIMEOUT).orElse(IdemConsumer.DEFAULT_CLOSE_TIMEOUT);
     }
 }

@@ -1,6 +1,7 @@
 package dev.idem.spring;
 
 import dev.idem.core.TraceKeys;
+import dev.idem.listener.ConsumeFrom;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -230,41 +231,46 @@ public class IdemProperties {
         }
     }
 
-    /** One listener's settings; unset ones take the annotation's value or Idem's default. */
+    /**
+     * One listener's settings, under {@code idem.listeners.<name>}: a setting set here overrides the
+     * annotation's; one set nowhere keeps Idem's default (said on each). Each is a
+     * {@link dev.idem.listener.ListenerSetting} of the same name.
+     */
     public static class Listener {
-        /** Handler attempts before the dead letter. */
+        /** Handler attempts before the dead letter. Default 5. */
         private @Nullable Integer maxAttempts;
-        /** The claim's lease. */
+        /** The claim's lease; longer than the slowest handler pause. Default 30 s. */
         private @Nullable Duration lease;
-        /** Where dead letters go. */
+        /** Where dead letters go. Default {@code <topic>.DLT} (Kafka), {@code <topic>_DLQ} (RocketMQ). */
         private @Nullable String deadLetterTopic;
-        /** Work at once (Kafka partitions, share-group records, RocketMQ threads). */
+        /** The first retry's backoff. Default 1 s. */
+        private @Nullable Duration backoffInitial;
+        /** The largest retry backoff. Default 1 min (or the first, when that is longer). */
+        private @Nullable Duration backoffMax;
+        /** The backoff's jitter, a fraction (0.2 is ± 20%). Default 0.2. */
+        private @Nullable Double backoffJitter;
+        /** How long infrastructure trouble is deferred uncounted before the failures count. Default 30 min. */
+        private @Nullable Duration maxDeferral;
+        /** Tries of the compensation before its outcome is recorded as failed. Default 3. */
+        private @Nullable Integer compensationAttempts;
+        /** Exception classes never retried: the first such failure sends the message to the dead letter. */
+        private Class<?> @Nullable [] fatalExceptions;
+        /** Exception classes that mean infrastructure trouble: deferred uncounted for up to {@code max-deferral}. */
+        private Class<?> @Nullable [] infrastructureExceptions;
+        /** How long the application's stop waits for the listener's running records. Default 30 s. */
+        private @Nullable Duration closeTimeout;
+        /** Work at once (Kafka partitions, share-group records, RocketMQ threads); not for wrapped listeners. */
         private @Nullable Integer concurrency;
-        /** How long the application's stop waits for the listener's running records. */
-        private Duration closeTimeout = Duration.ofSeconds(30);
-        /** The first retry's backoff. */
-        private Duration backoffInitial = Duration.ofSeconds(1);
-        /** The largest retry backoff. */
-        private Duration backoffMax = Duration.ofMinutes(1);
-        /** The backoff's jitter, a fraction (0.2 is ± 20%). */
-        private double backoffJitter = 0.2;
-        /** How long infrastructure trouble is deferred uncounted before the failures count. */
-        private Duration maxDeferral = Duration.ofMinutes(30);
-        /** Tries of the compensation hook before its outcome is recorded as failed. */
-        private int compensationAttempts = 3;
         /** Kafka: how long the consumer may go without joining its group before it reports a failure. */
         private @Nullable Duration joinTimeout;
-        /** Kafka share groups: how often the group's delivery limit is read again. */
+        /** Kafka share groups: how often the group's delivery limit is read again. Default 30 s. */
         private @Nullable Duration deliveryLimitRefresh;
         /** RocketMQ: messages per listener call, claimed in one round trip. */
         private @Nullable Integer batchSize;
         /** RocketMQ: consume each queue in order. */
         private @Nullable Boolean orderly;
-        /** RocketMQ: where a new group starts. */
+        /** RocketMQ: where a new group starts, {@code last-offset} (the default) or {@code first-offset}. */
         private @Nullable ConsumeFrom consumeFrom;
-
-        /** Where a new RocketMQ group starts consuming. */
-        public enum ConsumeFrom { LAST_OFFSET, FIRST_OFFSET }
 
         public @Nullable Integer getMaxAttempts() {
             return maxAttempts;
@@ -290,60 +296,76 @@ public class IdemProperties {
             this.deadLetterTopic = deadLetterTopic;
         }
 
+        public @Nullable Duration getBackoffInitial() {
+            return backoffInitial;
+        }
+
+        public void setBackoffInitial(@Nullable Duration backoffInitial) {
+            this.backoffInitial = backoffInitial;
+        }
+
+        public @Nullable Duration getBackoffMax() {
+            return backoffMax;
+        }
+
+        public void setBackoffMax(@Nullable Duration backoffMax) {
+            this.backoffMax = backoffMax;
+        }
+
+        public @Nullable Double getBackoffJitter() {
+            return backoffJitter;
+        }
+
+        public void setBackoffJitter(@Nullable Double backoffJitter) {
+            this.backoffJitter = backoffJitter;
+        }
+
+        public @Nullable Duration getMaxDeferral() {
+            return maxDeferral;
+        }
+
+        public void setMaxDeferral(@Nullable Duration maxDeferral) {
+            this.maxDeferral = maxDeferral;
+        }
+
+        public @Nullable Integer getCompensationAttempts() {
+            return compensationAttempts;
+        }
+
+        public void setCompensationAttempts(@Nullable Integer compensationAttempts) {
+            this.compensationAttempts = compensationAttempts;
+        }
+
+        public Class<?> @Nullable [] getFatalExceptions() {
+            return fatalExceptions;
+        }
+
+        public void setFatalExceptions(Class<?> @Nullable [] fatalExceptions) {
+            this.fatalExceptions = fatalExceptions;
+        }
+
+        public Class<?> @Nullable [] getInfrastructureExceptions() {
+            return infrastructureExceptions;
+        }
+
+        public void setInfrastructureExceptions(Class<?> @Nullable [] infrastructureExceptions) {
+            this.infrastructureExceptions = infrastructureExceptions;
+        }
+
+        public @Nullable Duration getCloseTimeout() {
+            return closeTimeout;
+        }
+
+        public void setCloseTimeout(@Nullable Duration closeTimeout) {
+            this.closeTimeout = closeTimeout;
+        }
+
         public @Nullable Integer getConcurrency() {
             return concurrency;
         }
 
         public void setConcurrency(@Nullable Integer concurrency) {
             this.concurrency = concurrency;
-        }
-
-        public Duration getCloseTimeout() {
-            return closeTimeout;
-        }
-
-        public void setCloseTimeout(Duration closeTimeout) {
-            this.closeTimeout = closeTimeout;
-        }
-
-        public Duration getBackoffInitial() {
-            return backoffInitial;
-        }
-
-        public void setBackoffInitial(Duration backoffInitial) {
-            this.backoffInitial = backoffInitial;
-        }
-
-        public Duration getBackoffMax() {
-            return backoffMax;
-        }
-
-        public void setBackoffMax(Duration backoffMax) {
-            this.backoffMax = backoffMax;
-        }
-
-        public double getBackoffJitter() {
-            return backoffJitter;
-        }
-
-        public void setBackoffJitter(double backoffJitter) {
-            this.backoffJitter = backoffJitter;
-        }
-
-        public Duration getMaxDeferral() {
-            return maxDeferral;
-        }
-
-        public void setMaxDeferral(Duration maxDeferral) {
-            this.maxDeferral = maxDeferral;
-        }
-
-        public int getCompensationAttempts() {
-            return compensationAttempts;
-        }
-
-        public void setCompensationAttempts(int compensationAttempts) {
-            this.compensationAttempts = compensationAttempts;
         }
 
         public @Nullable Duration getJoinTimeout() {

@@ -1,6 +1,7 @@
 package dev.idem.spring.internal;
 
 import dev.idem.core.Delivery;
+import dev.idem.listener.ListenerHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.sql.Connection;
@@ -13,7 +14,7 @@ import org.springframework.util.ReflectionUtils;
  * payload, and the delivery and the transaction's connection where it asks for them; the method's
  * own exception reaches Idem as it was thrown.
  */
-public final class Invoker implements ListenerCall {
+public final class Invoker implements ListenerHandler {
 
     private final Object bean;
     private final Method method;

@@ -10,21 +10,29 @@ import dev.idem.spring.Idempotent;
 import dev.idem.spring.IdempotentCompensation;
 import dev.idem.spring.IdempotentListener;
 import dev.idem.spring.KeyFrom;
+import dev.idem.listener.ListenerBroker;
+import dev.idem.listener.ListenerHandler;
+import dev.idem.listener.ListenerPayloads;
+import dev.idem.listener.ListenerSpec;
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
-import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.BeanWrapper;
+import org.springframework.beans.BeanWrapperImpl;
 import org.springframework.beans.factory.BeanFactory;
-import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.core.env.Environment;
 
 /**
- * Resolves every {@code @IdempotentListener} method into a {@link ListenerPlan} before anything starts:
- * placeholders, properties over annotation values, the payload's codec and key, the compensation. A
- * wrong or missing setting fails start-up with an {@link IllegalStateException} naming it.
+ * Resolves every {@code @IdempotentListener} and {@code @Idempotent} method into a {@link ListenerSpec}
+ * before anything starts: placeholders, {@code idem.listeners.<name>.*} over annotation values, the
+ * payload's codec and key, the compensation. A wrong or missing setting fails start-up with an
+ * {@link IllegalStateException} naming it.
  */
 public final class ListenerPlans {
 
@@ -42,15 +50,15 @@ public final class ListenerPlans {
      * Every listener found, resolved and checked, by name: the annotated methods' and {@code wrapped}
      * (the spring-kafka listeners Idem wraps, planned by {@link #wrappedPlan}), with their compensations.
      */
-    public List<ListenerPlan> plans(ListenerMethods methods, List<ListenerPlan> wrapped) {
-        Map<String, ListenerPlan> byName = new LinkedHashMap<>();
-        List<ListenerPlan> all = new java.util.ArrayList<>();
+    public List<ListenerSpec> plans(ListenerMethods methods, List<ListenerSpec> wrapped) {
+        Map<String, ListenerSpec> byName = new LinkedHashMap<>();
+        List<ListenerSpec> all = new java.util.ArrayList<>();
         for (ListenerMethods.Found<IdempotentListener> found : methods.listeners()) {
             all.add(plan(found));
         }
         all.addAll(wrapped);
-        for (ListenerPlan plan : all) {
-            ListenerPlan other = byName.putIfAbsent(plan.name(), plan);
+        for (ListenerSpec plan : all) {
+            ListenerSpec other = byName.putIfAbsent(plan.name(), plan);
             if (other != null) {
                 throw new IllegalStateException("two Idem listeners are named '" + plan.name() + "': " + other.where()
                         + " and " + plan.where() + "; give one a different name");
@@ -59,12 +67,12 @@ public final class ListenerPlans {
         for (ListenerMethods.Found<IdempotentCompensation> found : methods.compensations()) {
             String listener = environment.resolveRequiredPlaceholders(found.annotation().value());
             String where = describe(found.method());
-            ListenerPlan plan = byName.get(listener);
+            ListenerSpec plan = byName.get(listener);
             if (plan == null) {
                 throw new IllegalStateException("@IdempotentCompensation(\"" + listener + "\") on " + where
                         + " names no listener; listeners are " + byName.keySet());
             }
-            if (plan.compensation() != null || plan.compensationHook() != null) {
+            if (plan.compensation() != null) {
                 throw new IllegalStateException("listener '" + listener + "' has two compensations: " + where
                         + " and another");
             }
@@ -73,7 +81,7 @@ public final class ListenerPlans {
                 throw new IllegalStateException("@IdempotentCompensation method " + where
                         + " must take one dev.idem.core.DeadLetter parameter");
             }
-            byName.put(listener, plan.withHook(new CompensationHook(found.bean(), found.method())));
+            byName.put(listener, plan.withCompensation(new CompensationHook(found.bean(), found.method())::compensate));
         }
         for (String name : properties.getListeners().keySet()) {
             if (!byName.containsKey(name)) {
@@ -84,7 +92,7 @@ public final class ListenerPlans {
         return List.copyOf(byName.values());
     }
 
-    private ListenerPlan plan(ListenerMethods.Found<IdempotentListener> found) {
+    private ListenerSpec plan(ListenerMethods.Found<IdempotentListener> found) {
         IdempotentListener a = found.annotation();
         String where = describe(found.method());
         String topic = resolve(a.topic());
@@ -93,12 +101,6 @@ public final class ListenerPlans {
             throw new IllegalStateException("@IdempotentListener on " + where + " needs a topic and a group");
         }
         String name = a.name().isBlank() ? group + "-" + topic : resolve(a.name());
-        IdemProperties.Listener settings = settings(name);
-        int concurrency = settings.getConcurrency() != null ? settings.getConcurrency() : a.concurrency();
-        if (concurrency < 0) {
-            throw new IllegalStateException("idem.listeners." + name + ".concurrency must be >= 0 but was "
-                    + concurrency);
-        }
         Invoker invoker;
         try {
             invoker = new Invoker(found.bean(), found.method(), where);
@@ -106,12 +108,18 @@ public final class ListenerPlans {
             throw new IllegalStateException(e.getMessage(), e);
         }
         String what = "@IdempotentListener";
-        return new ListenerPlan(name, where, a.broker(), topic, group, codec(invoker.payloadType()),
-                keys(a.keySource(), a.key(), a.keySuffix(), what + " on " + where, invoker.payloadType()), invoker,
-                compensation(a.compensation()), null,
-                settings.getMaxAttempts() != null ? settings.getMaxAttempts() : a.maxAttempts(),
-                lease(settings, a.lease(), what, where), deadLetterTopic(settings, a.deadLetterTopic()), concurrency,
-                a.ledger(), settings);
+        Class<?> payload = invoker.payloadType();
+        try {
+            ListenerSpec.Builder spec = ListenerSpec.builder(name, where, ListenerBroker.valueOf(a.broker().name()))
+                    .topic(topic).group(group).handler(invoker).ledger(a.ledger())
+                    .codec(ListenerPayloads.plainCodec(payload).orElseGet(() -> PayloadCodec.json(cast(payload))))
+                    .keys(ListenerPayloads.keys(a.keySource(), resolve(a.key()), resolve(a.keySuffix()),
+                            what + " on " + where, payload.getSimpleName(), path -> property(payload, path, what + " on " + where)))
+                    .compensation(compensation(a.compensation()));
+            return configured(spec.annotated(what, member(a)), name).build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
     }
 
     /**
@@ -119,41 +127,46 @@ public final class ListenerPlans {
      * group are its container's, its payload the message's bytes (or its defect, through {@code codec}),
      * {@code call} runs it.
      */
-    public ListenerPlan wrappedPlan(ListenerMethods.Found<Idempotent> found, Broker broker, String defaultName,
-                                    String topic, String group, PayloadCodec<Object> codec, ListenerCall call) {
+    public ListenerSpec wrappedPlan(ListenerMethods.Found<Idempotent> found, Broker broker, String defaultName,
+                                    String topic, String group, PayloadCodec<Object> codec, ListenerHandler call) {
         Idempotent a = found.annotation();
         String where = describe(found.method());
         String name = a.name().isBlank() ? defaultName : resolve(a.name());
-        IdemProperties.Listener settings = settings(name);
-        if (settings.getConcurrency() != null) {
-            throw new IllegalStateException("idem.listeners." + name + ".concurrency is not a setting of a wrapped "
-                    + "listener: its threads are its container's (@KafkaListener's concurrency, "
-                    + "@RocketMQMessageListener's consumeThreadNumber)");
-        }
         if (a.keySource() == KeyFrom.PROPERTY) {
             throw new IllegalStateException("@Idempotent on " + where + ": keySource PROPERTY is for "
                     + "@IdempotentListener; use MESSAGE_KEY, HEADER or MESSAGE_ID");
         }
         String what = "@Idempotent";
-        return new ListenerPlan(name, where, broker, topic, group, codec,
-                keys(a.keySource(), a.key(), a.keySuffix(), what + " on " + where, byte[].class), call,
-                compensation(a.compensation()), null,
-                settings.getMaxAttempts() != null ? settings.getMaxAttempts() : a.maxAttempts(),
-                lease(settings, a.lease(), what, where), deadLetterTopic(settings, a.deadLetterTopic()), 0, a.ledger(),
-                settings);
+        try {
+            ListenerSpec.Builder spec = ListenerSpec.builder(name, where, ListenerBroker.valueOf(broker.name()))
+                    .wrapped("its threads are its container's: @KafkaListener's concurrency, "
+                            + "@RocketMQMessageListener's consumeThreadNumber")
+                    .topic(topic).group(group).handler(call).ledger(a.ledger()).codec(codec)
+                    .keys(ListenerPayloads.keys(a.keySource(), resolve(a.key()), resolve(a.keySuffix()),
+                            what + " on " + where, "byte[]", path -> {
+                                throw new IllegalArgumentException(where + ": no property of the bytes");
+                            }))
+                    .compensation(compensation(a.compensation()));
+            return configured(spec.annotated(what, member(a)), name).build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
     }
 
-    private IdemProperties.Listener settings(String name) {
-        return properties.getListeners().getOrDefault(name, new IdemProperties.Listener());
+    /** The listener's section of {@code idem.listeners}, over what its annotation set. */
+    private ListenerSpec.Builder configured(ListenerSpec.Builder spec, String name) {
+        IdemProperties.Listener section = properties.getListeners().get(name);
+        if (section == null) {
+            return spec;
+        }
+        BeanWrapper bound = new BeanWrapperImpl(section);
+        return spec.configuredValues(setting -> Optional.ofNullable(bound.getPropertyValue(setting.member())));
     }
 
-    private Duration lease(IdemProperties.Listener settings, String annotated, String what, String where) {
-        return settings.getLease() != null ? settings.getLease()
-                : duration(resolve(annotated), what + "(lease) on " + where);
-    }
-
-    private String deadLetterTopic(IdemProperties.Listener settings, String annotated) {
-        return settings.getDeadLetterTopic() != null ? settings.getDeadLetterTopic() : resolve(annotated);
+    /** The annotation's members by name, placeholders resolved. */
+    private Function<String, Optional<String>> member(Annotation annotation) {
+        Map<String, Object> members = AnnotationUtils.getAnnotationAttributes(annotation);
+        return member -> Optional.ofNullable(members.get(member)).map(value -> resolve(String.valueOf(value)));
     }
 
     private @Nullable Compensation compensation(Class<? extends Compensation> type) {
@@ -164,58 +177,17 @@ public final class ListenerPlans {
         return environment.resolveRequiredPlaceholders(value);
     }
 
-    private static Duration duration(String value, String where) {
+    private static KeySource<Object> property(Class<?> payload, String path, String where) {
         try {
-            return DurationStyle.detectAndParse(value);
-        } catch (IllegalArgumentException | DateTimeParseException e) {
-            throw new IllegalStateException(where + " must be a duration like 30s, 500ms, 2m or PT30S but was '"
-                    + value + "'", e);
+            return PropertyPath.of(payload, path);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
         }
     }
 
     @SuppressWarnings("unchecked")
-    private static PayloadCodec<Object> codec(Class<?> type) {
-        if (String.class.equals(type)) {
-            return (PayloadCodec<Object>) (PayloadCodec<?>) PayloadCodec.utf8();
-        }
-        if (byte[].class.equals(type)) {
-            return (PayloadCodec<Object>) (PayloadCodec<?>) PayloadCodec.bytes();
-        }
-        return (PayloadCodec<Object>) PayloadCodec.json(type);
-    }
-
-    private KeySource<Object> keys(KeyFrom from, String annotatedKey, String annotatedSuffix, String where,
-                                   Class<?> payloadType) {
-        String key = resolve(annotatedKey);
-        String suffix = resolve(annotatedSuffix);
-        KeySource<Object> source = switch (from) {
-            case MESSAGE_KEY -> KeySource.messageKey();
-            case MESSAGE_ID -> KeySource.messageId();
-            case HEADER -> {
-                if (key.isBlank()) {
-                    throw new IllegalStateException(where + ": keySource = HEADER needs key = \"<header name>\"");
-                }
-                yield KeySource.header(key);
-            }
-            case PROPERTY -> {
-                if (key.isBlank()) {
-                    throw new IllegalStateException(where + " needs key = \"<property of "
-                            + payloadType.getSimpleName() + ">\" (or another keySource)");
-                }
-                try {
-                    yield PropertyPath.of(payloadType, key);
-                } catch (IllegalArgumentException e) {
-                    throw new IllegalStateException(where + ": " + e.getMessage(), e);
-                }
-            }
-        };
-        if (suffix.isEmpty()) {
-            return source;
-        }
-        return (envelope, payload) -> {
-            String value = source.keyOf(envelope, payload);
-            return value == null ? null : value + suffix;
-        };
+    private static Class<Object> cast(Class<?> type) {
+        return (Class<Object>) type;
     }
 
     private static String describe(Method method) {

@@ -1,31 +1,24 @@
 package dev.idem.spring.internal;
 
-import dev.idem.core.Backoff;
-import dev.idem.core.Compensation;
-import dev.idem.core.DedupCheck;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.jdbc.JdbcEffectLedger;
+import dev.idem.listener.ListenerSpec;
 import dev.idem.redis.RedisClaimStore;
 import dev.idem.spring.IdemProperties;
 import java.util.HashMap;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.ClassUtils;
 
 /**
- * Builds each listener's processor from its plan, the one way for annotated methods and wrapped
- * spring-kafka listeners: the claim store, the ledger on the application's {@code DataSource} in its
- * transaction manager (made once, shared), the policy settings, the compensation, the meters and the tracer; and
- * the broker settings every listener shares. Thread-safe.
+ * What Spring gives each listener's processor and consumer: the ledger on the application's
+ * {@code DataSource} in its transaction manager (made once, shared), the claim store, the meters and
+ * the tracer from the context; and the broker settings every listener shares. Thread-safe.
  */
 public final class ListenerProcessors {
-
-    private static final Logger LOG = LoggerFactory.getLogger(ListenerProcessors.class);
 
     private final ListableBeanFactory beans;
     private final IdemProperties properties;
@@ -40,45 +33,20 @@ public final class ListenerProcessors {
     }
 
     /** Whether the listener runs on the ledger (guarded), rather than in Redis-only mode. */
-    public boolean onLedger(ListenerPlan plan) {
-        return plan.ledger() && ledger() != null;
+    public boolean onLedger(ListenerSpec spec) {
+        return spec.ledger() && ledger() != null;
     }
 
-    /** The listener's processor builder, ready to hand to its consumer. */
-    public IdempotentProcessor.Builder<Object> processor(ListenerPlan plan) {
-        JdbcEffectLedger ledger = plan.ledger() ? ledger() : null;
+    /** The listener's processor builder (see {@link dev.idem.listener.ListenerProcessors}), with the meters and tracer. */
+    public IdempotentProcessor.Builder<Object> processor(ListenerSpec spec) {
         IdempotentProcessor.Builder<Object> processor;
-        if (ledger != null) {
-            processor = ledger.processor((delivery, tx) -> plan.invoker().invoke(delivery, tx));
-        } else {
-            if (plan.invoker().wantsConnection()) {
-                throw new IllegalStateException("Idem listener " + plan.where() + " takes a Connection, which only "
-                        + "the ledger's transaction gives: add a DataSource or drop the parameter");
-            }
-            processor = IdempotentProcessor.<Object>builder(delivery -> plan.invoker().invoke(delivery, null))
-                    .dedupCheck(DedupCheck.none());
-            // Said for every listener, declared or wrapped: Redis-only is a promise of its own.
-            LOG.info("Idem listener '{}' runs in Redis-only mode (no ledger: {})", plan.name(), !plan.ledger()
-                    ? "ledger = false" : !properties.getLedger().isEnabled() ? "idem.ledger.enabled=false"
-                    : "no DataSource");
-        }
-        IdemProperties.Listener s = plan.settings();
         try {
-            processor.claims(claims).codec(plan.codec()).keys(plan.keys()).maxAttempts(plan.maxAttempts())
-                    .lease(plan.lease()).maxDeferral(s.getMaxDeferral())
-                    .compensationAttempts(s.getCompensationAttempts())
-                    .backoff(Backoff.exponential(s.getBackoffInitial(), s.getBackoffMax(), s.getBackoffJitter()));
+            processor = dev.idem.listener.ListenerProcessors.processor(spec, claims, spec.ledger() ? ledger() : null);
         } catch (IllegalArgumentException e) {
-            throw new IllegalStateException("idem.listeners." + plan.name() + ".*: " + e.getMessage(), e);
-        }
-        Compensation compensation = plan.compensation() != null ? plan.compensation()
-                : plan.compensationHook() != null ? plan.compensationHook()::compensate : null;
-        if (compensation != null) {
-            processor.compensation(ledger != null ? ledger.compensation((letter, tx) -> compensation.compensate(letter))
-                    : compensation);
+            throw new IllegalStateException(e.getMessage(), e);
         }
         if (ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", getClass().getClassLoader())) {
-            Meters.register(beans, processor, plan.name());
+            Meters.register(beans, processor, spec.name());
         }
         if (properties.getTracing().isEnabled()
                 && ClassUtils.isPresent("io.opentelemetry.api.OpenTelemetry", getClass().getClassLoader())) {

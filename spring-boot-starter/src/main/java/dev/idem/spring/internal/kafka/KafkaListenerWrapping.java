@@ -1,12 +1,12 @@
 package dev.idem.spring.internal.kafka;
 
-import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.kafka.KafkaRecordProcessor;
 import dev.idem.spring.Broker;
 import dev.idem.spring.Idempotent;
 import dev.idem.spring.internal.ListenerMethods;
-import dev.idem.spring.internal.ListenerPlan;
+import dev.idem.listener.ListenerProcessors;
+import dev.idem.listener.ListenerSpec;
 import dev.idem.spring.internal.ListenerPlans;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -56,9 +56,9 @@ public final class KafkaListenerWrapping {
     }
 
     /** Each wrapped method's plan, its container found and checked; nothing is changed yet. */
-    public List<ListenerPlan> plans(List<ListenerMethods.Found<Idempotent>> methods, ListenerPlans plans) {
+    public List<ListenerSpec> plans(List<ListenerMethods.Found<Idempotent>> methods, ListenerPlans plans) {
         KafkaListenerEndpointRegistry registry = beans.getBeanProvider(KafkaListenerEndpointRegistry.class).getIfUnique();
-        List<ListenerPlan> planned = new ArrayList<>();
+        List<ListenerSpec> planned = new ArrayList<>();
         for (ListenerMethods.Found<Idempotent> method : methods) {
             String where = method.method().getDeclaringClass().getName() + "." + method.method().getName();
             KafkaListener listener = AnnotatedElementUtils.findMergedAnnotation(method.method(), KafkaListener.class);
@@ -92,7 +92,7 @@ public final class KafkaListenerWrapping {
                         + "(groupId, its id, or spring.kafka.consumer.group-id); Idem's keys are namespaced by it");
             }
             WrappedRecords records = new WrappedRecords(where);
-            ListenerPlan plan = plans.wrappedPlan(method, Broker.KAFKA, id, topics(found.getContainerProperties()),
+            ListenerSpec plan = plans.wrappedPlan(method, Broker.KAFKA, id, topics(found.getContainerProperties()),
                     group, records.codec(), records);
             byName.put(plan.name(), new Found(found, records, where));
             planned.add(plan);
@@ -101,21 +101,19 @@ public final class KafkaListenerWrapping {
     }
 
     /** Whether {@code plan} is a wrapped listener's. */
-    public boolean wraps(ListenerPlan plan) {
+    public boolean wraps(ListenerSpec plan) {
         return byName.containsKey(plan.name());
     }
 
     /** Builds the listener's processor and puts Idem's listener and error handler into its container. */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    public void wrap(ListenerPlan plan, IdempotentProcessor.Builder<Object> processor, Map<String, Object> kafka) {
+    public void wrap(ListenerSpec plan, IdempotentProcessor.Builder<Object> processor, Map<String, Object> kafka) {
         Found found = byName.get(plan.name());
         Map<String, Object> config = new HashMap<>(kafka);
         config.put("group.id", plan.group());
         config.remove("auto.offset.reset");
         KafkaRecordProcessor.Builder<Object> builder = KafkaRecordProcessor.builder(config, processor);
-        if (!plan.deadLetterTopic().isBlank()) {
-            builder.deadLetterRouting(DeadLetterRouting.fixed(plan.deadLetterTopic()));
-        }
+        ListenerProcessors.deadLetterRouting(plan).ifPresent(builder::deadLetterRouting);
         KafkaRecordProcessor<Object> built;
         try {
             built = builder.build();

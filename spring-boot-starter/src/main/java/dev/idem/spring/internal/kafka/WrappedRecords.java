@@ -7,7 +7,7 @@ import dev.idem.core.PayloadCodec;
 import dev.idem.kafka.KafkaRecordProcessor;
 import dev.idem.kafka.PollResult;
 import dev.idem.spring.internal.Invoker;
-import dev.idem.spring.internal.ListenerCall;
+import dev.idem.listener.ListenerHandler;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -40,7 +40,7 @@ import org.springframework.kafka.support.serializer.SerializationUtils;
  * deserialize carries its defect and its original bytes, and goes to the dead letter with the reason.
  * Thread-safe: each container thread has its own call.
  */
-public final class WrappedRecords implements ListenerCall {
+public final class WrappedRecords implements ListenerHandler {
 
     private static final LogAccessor LOG = new LogAccessor(LogFactory.getLog(WrappedRecords.class));
     private static final ThreadLocal<Call> CURRENT = new ThreadLocal<>();
@@ -148,11 +148,6 @@ public final class WrappedRecords implements ListenerCall {
             // NonRetryableException see the method's own exception.
             Invoker.throwCause(e);
         }
-    }
-
-    @Override
-    public boolean wantsConnection() {
-        return false;
     }
 
     private ConsumerRecord<byte[], byte[]> asBytes(ConsumerRecord<?, ?> record, Map<byte[], String> defects) {

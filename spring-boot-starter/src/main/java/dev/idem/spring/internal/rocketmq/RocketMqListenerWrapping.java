@@ -2,6 +2,7 @@ package dev.idem.spring.internal.rocketmq;
 
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.Delivery;
+import dev.idem.core.IdemConsumer;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.PayloadCodec;
 import dev.idem.core.ProcessorComposer;
@@ -12,9 +13,11 @@ import dev.idem.rocketmq.RocketMqDeadLetterPublisher;
 import dev.idem.rocketmq.internal.ConsumerRules;
 import dev.idem.spring.Broker;
 import dev.idem.spring.Idempotent;
-import dev.idem.spring.internal.ListenerCall;
+import dev.idem.listener.ListenerHandler;
 import dev.idem.spring.internal.ListenerMethods;
-import dev.idem.spring.internal.ListenerPlan;
+import dev.idem.listener.ListenerProcessors;
+import dev.idem.listener.ListenerSetting;
+import dev.idem.listener.ListenerSpec;
 import dev.idem.spring.internal.ListenerPlans;
 import java.sql.Connection;
 import java.util.ArrayList;
@@ -51,8 +54,8 @@ public final class RocketMqListenerWrapping {
     }
 
     /** Each wrapped listener's plan, its container found; nothing is changed yet. */
-    public List<ListenerPlan> plans(List<ListenerMethods.Found<Idempotent>> methods, ListenerPlans plans) {
-        List<ListenerPlan> planned = new ArrayList<>();
+    public List<ListenerSpec> plans(List<ListenerMethods.Found<Idempotent>> methods, ListenerPlans plans) {
+        List<ListenerSpec> planned = new ArrayList<>();
         for (ListenerMethods.Found<Idempotent> method : methods) {
             String where = method.method().getDeclaringClass().getName() + "." + method.method().getName();
             if (!method.method().getName().equals("onMessage")) {
@@ -63,7 +66,7 @@ public final class RocketMqListenerWrapping {
                     .values().stream().filter(c -> target(c.getRocketMQListener()) == target(method.bean())).findFirst()
                     .orElseThrow(() -> new IllegalStateException("@Idempotent on " + where + ": no rocketmq-spring "
                             + "container runs this bean as a RocketMQListener (a RocketMQReplyListener is not wrapped)"));
-            ListenerPlan plan = plans.wrappedPlan(method, Broker.ROCKETMQ,
+            ListenerSpec plan = plans.wrappedPlan(method, Broker.ROCKETMQ,
                     container.getConsumerGroup() + "-" + container.getTopic(), container.getTopic(),
                     container.getConsumerGroup(), bytes(), new Call(container));
             byName.put(plan.name(), container);
@@ -73,41 +76,30 @@ public final class RocketMqListenerWrapping {
     }
 
     /** Whether {@code plan} is a wrapped RocketMQ listener's. */
-    public boolean wraps(ListenerPlan plan) {
+    public boolean wraps(ListenerSpec plan) {
         return byName.containsKey(plan.name());
     }
 
     /** Builds the listener's processor and registers Idem as its consumer's listener. */
-    public void wrap(ListenerPlan plan, IdempotentProcessor.Builder<Object> processor) {
+    public void wrap(ListenerSpec plan, IdempotentProcessor.Builder<Object> processor) {
         DefaultRocketMQListenerContainer container = byName.get(plan.name());
         DefaultMQPushConsumer consumer = container.getConsumer();
         boolean orderly = container.getConsumeMode() == ConsumeMode.ORDERLY;
         String settings = "@RocketMQMessageListener on " + plan.where() + " (idem.listeners." + plan.name() + ")";
-        try {
-            ConsumerRules.requireClustering(consumer);
-            int needed = plan.maxAttempts() + ConsumerRules.RECONSUME_HEADROOM;
-            // -1 is the client's default: 16 for concurrent consumers, unbounded for orderly ones.
-            int configured = consumer.getMaxReconsumeTimes();
-            if (orderly ? configured >= 0 && configured < needed : configured < needed) {
-                LOG.info("Idem listener '{}': maxReconsumeTimes {} raised to {} (Idem decides the dead letter)",
-                        plan.name(), consumer.getMaxReconsumeTimes(), needed);
-                consumer.setMaxReconsumeTimes(needed);
-            }
-            // rocketmq-spring's container stops the consumer first (phase MAX); its running handlers get
-            // this long before they are interrupted, and need Idem's lease renewal until then.
-            long closeMillis = plan.settings().getCloseTimeout().toMillis();
-            if (consumer.getAwaitTerminationMillisWhenShutdown() < closeMillis) {
-                consumer.setAwaitTerminationMillisWhenShutdown(closeMillis);
-            }
-        } catch (IllegalArgumentException e) {
-            throw new IllegalStateException(settings + ": " + e.getMessage(), e);
+        // rocketmq-spring's container stops the consumer first (phase MAX); its running handlers get
+        // this long before they are interrupted, and need Idem's lease renewal until then.
+        long closeMillis = plan.get(ListenerSetting.CLOSE_TIMEOUT).orElse(IdemConsumer.DEFAULT_CLOSE_TIMEOUT).toMillis();
+        if (consumer.getAwaitTerminationMillisWhenShutdown() < closeMillis) {
+            consumer.setAwaitTerminationMillisWhenShutdown(closeMillis);
         }
-        DeadLetterRouting routing = plan.deadLetterTopic().isBlank() ? DeadLetterRouting.suffix("_DLQ")
-                : DeadLetterRouting.fixed(plan.deadLetterTopic());
+        DeadLetterRouting routing = ListenerProcessors.deadLetterRouting(plan).orElse(DeadLetterRouting.ROCKETMQ_DEFAULT);
         ProcessorComposer.Composed<Object> composed;
         try {
+            ConsumerRules.requireClustering(consumer);
             composed = ProcessorComposer.forConsumer("group", consumer.getConsumerGroup())
-                    .ownPublisher(() -> RocketMqDeadLetterPublisher.start(consumer, routing)).compose(processor);
+                    .ownPublisher(() -> RocketMqDeadLetterPublisher.start(consumer, routing))
+                    .limits(limits -> raiseReconsumeTimes(plan, consumer, orderly, limits.maxAttempts()))
+                    .compose(processor);
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(settings + ": " + e.getMessage(), e);
         }
@@ -117,6 +109,19 @@ public final class RocketMqListenerWrapping {
                 : IdemConcurrentlyListener.of(built, DelayLevels.defaults(), ConsumerRules.maxStall(consumer)));
         LOG.info("Idem wraps @RocketMQMessageListener {} as '{}' (group {}, {})", plan.where(), plan.name(),
                 plan.group(), orderly ? "orderly" : "concurrently");
+    }
+
+    /** Raises the container's redeliveries to what Idem's attempts need: Idem, not the broker, decides the dead letter. */
+    private static void raiseReconsumeTimes(ListenerSpec plan, DefaultMQPushConsumer consumer, boolean orderly,
+                                            int maxAttempts) {
+        int needed = maxAttempts + ConsumerRules.RECONSUME_HEADROOM;
+        // -1 is the client's default: 16 for concurrent consumers, unbounded for orderly ones.
+        int configured = consumer.getMaxReconsumeTimes();
+        if (orderly ? configured >= 0 && configured < needed : configured < needed) {
+            LOG.info("Idem listener '{}': maxReconsumeTimes {} raised to {} (Idem decides the dead letter)",
+                    plan.name(), configured, needed);
+            consumer.setMaxReconsumeTimes(needed);
+        }
     }
 
     /** Closes the processors, then the dead-letter producers, after the containers stopped. */
@@ -150,16 +155,11 @@ public final class RocketMqListenerWrapping {
     }
 
     /** Runs a message as rocketmq-spring would: converted to the listener's type, then the listener. */
-    private record Call(DefaultRocketMQListenerContainer container) implements ListenerCall {
+    private record Call(DefaultRocketMQListenerContainer container) implements ListenerHandler {
         @Override
         public void invoke(Delivery<Object> delivery, @Nullable Connection tx) throws Exception {
             container.handleMessage(delivery.envelope().source(MessageExt.class).orElseThrow(
                     () -> new IllegalStateException(delivery.envelope().messageId() + " carries no RocketMQ message")));
-        }
-
-        @Override
-        public boolean wantsConnection() {
-            return false;
         }
     }
 }

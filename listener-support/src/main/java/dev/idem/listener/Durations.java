@@ -1,12 +1,13 @@
-package dev.idem.micronaut.internal;
+package dev.idem.listener;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
-/** Durations as Micronaut users write them: {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, {@code 1d}, or ISO-8601. */
+/** Durations as users write them in properties: {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, {@code 1d}, or ISO-8601. */
 public final class Durations {
 
     private static final Pattern SHORT = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
@@ -15,7 +16,7 @@ public final class Durations {
     }
 
     /** The duration, or empty when the text is not one, or not positive. */
-    public static Optional<Duration> parse(String text) {
+    public static Optional<Duration> parse(@Nullable String text) {
         if (text == null) {
             return Optional.empty();
         }

@@ -1,5 +1,6 @@
 package dev.idem.micronaut.internal;
 
+import dev.idem.listener.Durations;
 import io.micronaut.context.env.Environment;
 import io.micronaut.context.exceptions.ConfigurationException;
 import io.micronaut.core.annotation.AnnotationMetadata;
@@ -10,12 +11,12 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-/** Idem's settings read from the environment; a wrong one fails start-up naming the property. */
-public final class Settings {
+/** Reads Idem's properties and annotation members from Micronaut's environment; a wrong one fails start-up naming it. */
+public final class PropertyReader {
 
     private final Environment environment;
 
-    public Settings(Environment environment) {
+    public PropertyReader(Environment environment) {
         this.environment = environment;
     }
 
@@ -59,18 +60,6 @@ public final class Settings {
         return environment.getProperty(property, String.class);
     }
 
-    public int intSetting(String property, int fallback) {
-        Optional<String> raw = text(property);
-        if (raw.isEmpty()) {
-            return fallback;
-        }
-        try {
-            return Integer.parseInt(raw.get().trim());
-        } catch (NumberFormatException e) {
-            throw new ConfigurationException(property + " must be a whole number but was '" + raw.get() + "'");
-        }
-    }
-
     /** The property's duration, else {@code fallback} (named by {@code fallbackOrigin} when it is wrong). */
     public Duration durationSetting(String property, String fallback, String fallbackOrigin) {
         Optional<String> raw = text(property);
@@ -80,44 +69,8 @@ public final class Settings {
                 + " must be a duration like 30s, 500ms, 2m or PT30S but was '" + value + "'"));
     }
 
-    /** The property's duration, when it is set. */
-    public Optional<Duration> optionalDuration(String property) {
-        return text(property).map(value -> Durations.parse(value).orElseThrow(() -> new ConfigurationException(property
-                + " must be a duration like 30s, 500ms, 2m or PT30S but was '" + value + "'")));
-    }
-
-    /** The property's whole number, when it is set. */
-    public Optional<Integer> optionalInt(String property) {
-        return text(property).map(value -> intSetting(property, 0));
-    }
-
     /** Whether the property is set at all. */
     public boolean isSet(String property) {
         return text(property).isPresent();
-    }
-
-    /** The property's text, when it is set. */
-    public Optional<String> optionalText(String property) {
-        return text(property);
-    }
-
-    /** The property's {@code true} or {@code false}, when it is set. */
-    public Optional<Boolean> optionalBoolean(String property) {
-        return text(property).map(value -> switch (value.trim()) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> throw new ConfigurationException(property + " must be true or false but was '" + value + "'");
-        });
-    }
-
-    /** The property's decimal number, when it is set. */
-    public Optional<Double> optionalDecimal(String property) {
-        return text(property).map(value -> {
-            try {
-                return Double.parseDouble(value.trim());
-            } catch (NumberFormatException e) {
-                throw new ConfigurationException(property + " must be a number like 0.2 but was '" + value + "'");
-            }
-        });
     }
 }
