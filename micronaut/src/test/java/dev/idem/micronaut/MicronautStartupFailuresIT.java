@@ -122,6 +122,15 @@ class MicronautStartupFailuresIT {
     }
 
     @Test
+    void fatalExceptionsNameClassesThatAreThere(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
+        p.put("idem.listeners.health-orders.fatal-exceptions", java.util.List.of("java.lang.ArithmeticException",
+                "com.example.NoSuchException"));
+        assertThat(failure(p)).contains("idem.listeners.health-orders.fatal-exceptions names a class that is not "
+                + "there: 'com.example.NoSuchException'");
+    }
+
+    @Test
     void misspelledSetting(RedisEndpoint redis) {
         Map<String, Object> p = valid(redis);
         p.put("idem.listeners.health-orders.max-attempt", "3");

@@ -3,8 +3,12 @@ package dev.idem.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.listener.ListenerSetting;
+import java.time.DateTimeException;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.BeanWrapperImpl;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 
 class IdemPropertiesTest {
 
@@ -17,5 +21,16 @@ class IdemPropertiesTest {
             assertThat(listener.getPropertyType(setting.member())).as(setting.key()).isEqualTo(setting.type());
             assertThat(listener.getPropertyValue(setting.member())).as(setting.key()).isNull();
         }
+    }
+
+    @Test
+    void exceptionClassesBindFromTheirNames() {
+        IdemProperties bound = new Binder(new MapConfigurationPropertySource(Map.of(
+                "idem.listeners.orders.fatal-exceptions", "java.lang.ArithmeticException, java.time.DateTimeException",
+                "idem.listeners.orders.consume-from", "first-offset")))
+                .bind("idem", IdemProperties.class).get();
+        IdemProperties.Listener orders = bound.getListeners().get("orders");
+        assertThat(orders.getFatalExceptions()).containsExactly(ArithmeticException.class, DateTimeException.class);
+        assertThat(orders.getConsumeFrom()).isEqualTo(dev.idem.listener.ConsumeFrom.FIRST_OFFSET);
     }
 }
