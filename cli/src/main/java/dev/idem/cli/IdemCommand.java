@@ -4,7 +4,7 @@ import dev.idem.cli.commands.ClaimsCommand;
 import dev.idem.cli.commands.CompensationsCommand;
 import dev.idem.cli.commands.DlqCommand;
 import dev.idem.cli.config.Setting;
-import dev.idem.cli.config.Settings;
+import dev.idem.cli.config.CommandConfig;
 import java.nio.file.Path;
 import java.util.EnumMap;
 import java.util.Map;
@@ -90,7 +90,7 @@ public final class IdemCommand implements Runnable {
     }
 
     /** The settings from flags, environment and profile. */
-    public Settings settings() {
+    public CommandConfig settings() {
         Map<Setting, String> flags = new EnumMap<>(Setting.class);
         put(flags, Setting.REDIS_URL, redisUrl);
         put(flags, Setting.KEY_PREFIX, keyPrefix);
@@ -99,7 +99,7 @@ public final class IdemCommand implements Runnable {
         put(flags, Setting.JDBC_URL, jdbcUrl);
         put(flags, Setting.JDBC_USER, jdbcUser);
         put(flags, Setting.JDBC_TABLE, jdbcTable);
-        return Settings.resolve(flags, environment, profileFile, profile);
+        return CommandConfig.resolve(flags, environment, profileFile, profile);
     }
 
     private static void put(Map<Setting, String> flags, Setting setting, String value) {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What every Idem consumer is to the application around it (a framework's lifecycle, a health
@@ -39,6 +40,20 @@ public interface IdemConsumer extends AutoCloseable {
      */
     default CompletionStage<Void> released() {
         return CompletableFuture.completedStage(null);
+    }
+
+    /**
+     * The failure that stopped the consumer ({@link ConsumerState#FAILED}), or else the latest one it
+     * survived (a failed commit or claim round trip, a record's escaped error, no group membership
+     * yet), or null. The Kafka consumers report them; RocketMQ's client logs its own.
+     */
+    default @Nullable Throwable failure() {
+        return null;
+    }
+
+    /** Whether the consumer is started and neither closed nor failed. */
+    default boolean isRunning() {
+        return state().isLive();
     }
 
     /** Stops taking work, lets what runs finish within the consumer's close timeout, then lets go of the rest. */

@@ -1,19 +1,25 @@
 package dev.idem.kafka;
 
+import dev.idem.core.ConsumerState;
+import dev.idem.core.IdemConsumer;
 import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.ProcessorComposer;
 import dev.idem.kafka.internal.ConsumerLifecycle;
-import dev.idem.kafka.internal.ConsumerOptions;
 import dev.idem.kafka.internal.ConsumerSettings;
 import dev.idem.kafka.internal.KafkaClients;
+import dev.idem.kafka.internal.KafkaConsumerConfig;
 import dev.idem.kafka.internal.KafkaProcessors;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +44,7 @@ import org.slf4j.LoggerFactory;
  *
  * @param <T> payload type
  */
-public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
+public final class IdemKafkaConsumer<T> implements IdemConsumer {
 
     private static final Logger LOG = LoggerFactory.getLogger(IdemKafkaConsumer.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
@@ -50,11 +56,14 @@ public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
     private final PollLoop<T> loop;
     private final String pollThreadName;
     private final Duration closeTimeout;
+    private final ProcessorComposer.Composed<T> composed;
+    private final ConsumerLifecycle life;
 
-    private IdemKafkaConsumer(ConsumerOptions<T> options, Duration joinTimeout, ConsumerSettings settings) {
-        super("IdemKafkaConsumer", LOG, options.onFailure(), KafkaProcessors.composer(options.config(),
-                settings.group(), options.deadLetters(), options.deadLetterRouting())
-                .limits(limits -> requireLeaseWithinPollInterval(limits.lease(), settings)).compose(options.processor()));
+    private IdemKafkaConsumer(KafkaConsumerConfig<T> options, Duration joinTimeout, ConsumerSettings settings) {
+        this.composed = KafkaProcessors.composer(options.config(), settings.group(), options.deadLetters(),
+                options.deadLetterRouting()).limits(limits -> requireLeaseWithinPollInterval(limits.lease(), settings))
+                .compose(options.processor());
+        this.life = new ConsumerLifecycle("IdemKafkaConsumer", LOG, options.onFailure(), this::releaseResources);
         this.closeTimeout = options.closeTimeout();
         try {
             this.consumer = new KafkaConsumer<>(settings.consumer(), new ByteArrayDeserializer(),
@@ -126,7 +135,33 @@ public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
     }
 
     @Override
-    protected void releaseResources() {
+    public ConsumerState state() {
+        return life.state();
+    }
+
+    @Override
+    public Optional<Duration> oldestDeferral() {
+        return composed.processor().oldestDeferral();
+    }
+
+    @Override
+    public @Nullable Throwable failure() {
+        return life.failure();
+    }
+
+    /**
+     * Completes once the consumer has let go of everything after {@link #close()}: no record runs any
+     * more, lease renewal has stopped and the dead-letter producer is closed. {@code close()} returns
+     * at its bound even when a handler still runs; close what those records still use (the Redis
+     * client, a publisher of your own) when this completes.
+     */
+    @Override
+    public CompletionStage<Void> released() {
+        return life.released();
+    }
+
+    /** Shuts the consumer's executors and closes what it made (the processor last); run once. */
+    private void releaseResources() {
         claims.shutdown();
         batches.shutdown();
         if (workers != null) {
@@ -161,7 +196,7 @@ public final class IdemKafkaConsumer<T> extends AbstractIdemKafkaConsumer<T> {
          * @throws IllegalArgumentException naming the setting that is missing or wrong
          */
         public IdemKafkaConsumer<T> build() {
-            ConsumerOptions<T> options = options();
+            KafkaConsumerConfig<T> options = options();
             ConsumerSettings settings = ConsumerSettings.of(options.config());
             positive("joinTimeout", joinTimeout);
             return new IdemKafkaConsumer<>(options, joinTimeout, settings);

@@ -3,10 +3,10 @@ package dev.idem.kafka;
 import dev.idem.core.DeadLetterRouting;
 import dev.idem.core.IdemConsumer;
 import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.Ticker;
 import dev.idem.core.spi.DeadLetterPublisher;
-import dev.idem.kafka.internal.ConsumerOptions;
+import dev.idem.kafka.internal.KafkaConsumerConfig;
 import dev.idem.kafka.internal.MonotonicClock;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -34,7 +34,7 @@ public abstract class KafkaConsumerBuilder<T, B extends KafkaConsumerBuilder<T, 
     private UnaryOperator<DeadLetterPublisher> deadLetters = UnaryOperator.identity();
     private DeadLetterRouting deadLetterRouting = DeadLetterRouting.KAFKA_DEFAULT;
     private Consumer<Throwable> onFailure = failure -> { };
-    private Clock clock = MonotonicClock.system();
+    private Ticker ticker = Ticker.system();
     // Long enough for a slow handler or a dead-letter publish to end; a shutdown hook should allow it.
     private Duration closeTimeout = IdemConsumer.DEFAULT_CLOSE_TIMEOUT;
 
@@ -91,12 +91,12 @@ public abstract class KafkaConsumerBuilder<T, B extends KafkaConsumerBuilder<T, 
     }
 
     /**
-     * The clock for backoff deadlines, lock renewals and the join timeout. Default: one that follows
-     * {@code System.nanoTime()}, so a wall-clock step (NTP) neither ends a backoff early nor renews a
-     * lock late.
+     * Where backoff deadlines, lock renewals and the join timeout read elapsed time, as the
+     * processor's {@code ticker} does. Default {@link Ticker#system()}, so a wall-clock step (NTP)
+     * neither ends a backoff early nor renews a lock late; tests move one by hand.
      */
-    public B clock(Clock clock) {
-        this.clock = clock;
+    public B ticker(Ticker ticker) {
+        this.ticker = ticker;
         return self();
     }
 
@@ -111,7 +111,7 @@ public abstract class KafkaConsumerBuilder<T, B extends KafkaConsumerBuilder<T, 
      *
      * @throws IllegalArgumentException naming the setting that is missing or wrong
      */
-    protected final ConsumerOptions<T> options() {
+    protected final KafkaConsumerConfig<T> options() {
         if (topics.isEmpty() || topics.stream().anyMatch(t -> t == null || t.isBlank())) {
             throw new IllegalArgumentException("topics must name at least one topic but were " + topics);
         }
@@ -122,9 +122,9 @@ public abstract class KafkaConsumerBuilder<T, B extends KafkaConsumerBuilder<T, 
         required("deadLetters", deadLetters);
         required("deadLetterRouting", deadLetterRouting);
         required("onFailure", onFailure);
-        required("clock", clock);
-        return new ConsumerOptions<>(Collections.unmodifiableMap(new HashMap<>(config)), processor, List.copyOf(topics), concurrency, deadLetters,
-                deadLetterRouting, onFailure, clock, closeTimeout);
+        required("ticker", ticker);
+        return new KafkaConsumerConfig<>(Collections.unmodifiableMap(new HashMap<>(config)), processor, List.copyOf(topics), concurrency, deadLetters,
+                deadLetterRouting, onFailure, MonotonicClock.of(ticker), closeTimeout);
     }
 
     /** @throws IllegalArgumentException naming {@code name} unless {@code value} is set and above zero */

@@ -54,7 +54,7 @@ class IdemKafkaConsumerLifecycleIT {
             });
             ManualClock clock = new ManualClock();
             scenario.produce(3, 1);
-            scenario.start(scenario.consumerBuilder(1, Map.of(), scenario.processorBuilder()).clock(clock));
+            scenario.start(scenario.consumerBuilder(1, Map.of(), scenario.processorBuilder()).ticker(clock));
             await().atMost(DRAIN).until(() -> scenario.calls(flaky) == 1);
 
             await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3)).until(() -> scenario.calls(flaky) == 1);

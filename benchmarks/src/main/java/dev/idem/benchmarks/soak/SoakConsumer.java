@@ -1,13 +1,13 @@
 package dev.idem.benchmarks.soak;
 
-import dev.idem.core.ConsumerState;
 import dev.idem.core.Backoff;
+import dev.idem.core.ConsumerState;
 import dev.idem.core.DedupCheck;
+import dev.idem.core.IdemConsumer;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
 import dev.idem.core.jdbc.JdbcEffectLedger;
-import dev.idem.kafka.AbstractIdemKafkaConsumer;
 import dev.idem.kafka.IdemKafkaConsumer;
 import dev.idem.kafka.share.IdemKafkaShareConsumer;
 import dev.idem.redis.RedisClaimStore;
@@ -129,7 +129,7 @@ public final class SoakConsumer {
     }
 
     /** Starts a Kafka consumer of either kind and waits, at most a minute, until it runs. */
-    private static AbstractIdemKafkaConsumer<String> started(AbstractIdemKafkaConsumer<String> consumer)
+    private static IdemConsumer started(IdemConsumer consumer)
             throws InterruptedException {
         consumer.start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);

@@ -2,7 +2,7 @@ package dev.idem.cli.ops;
 
 import dev.idem.cli.CliException;
 import dev.idem.cli.config.Setting;
-import dev.idem.cli.config.Settings;
+import dev.idem.cli.config.CommandConfig;
 import dev.idem.cli.letters.DeadLetterTopic;
 import dev.idem.cli.letters.KafkaDeadLetterTopic;
 import dev.idem.cli.letters.RocketMqDeadLetterTopic;
@@ -30,7 +30,7 @@ public final class Connections implements AutoCloseable {
     // An unreachable Redis is reported after this, not after Redisson's default retries.
     private static final int REDIS_TIMEOUT_MS = 5_000;
 
-    private final Settings settings;
+    private final CommandConfig settings;
     private final List<AutoCloseable> opened = new ArrayList<>();
     private RedissonClient redisson;
     private RedisClaimStore claims;
@@ -38,12 +38,12 @@ public final class Connections implements AutoCloseable {
     private Optional<JdbcEffectLedger> ledger;
 
     /** Connections for {@code settings}; nothing is opened yet. */
-    public Connections(Settings settings) {
+    public Connections(CommandConfig settings) {
         this.settings = settings;
     }
 
     /** The settings in force. */
-    public Settings settings() {
+    public CommandConfig settings() {
         return settings;
     }
 

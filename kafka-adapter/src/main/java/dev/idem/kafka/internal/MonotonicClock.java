@@ -1,35 +1,36 @@
 package dev.idem.kafka.internal;
 
+import dev.idem.core.Ticker;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
 /**
- * A clock whose instants advance with {@code System.nanoTime()} from the wall-clock time it was made:
- * never backwards, never a jump when NTP steps the wall clock. For deadlines within one process (lock
+ * A clock whose instants advance with a {@link Ticker} from the wall-clock time it was made: never
+ * backwards, never a jump when NTP steps the wall clock. For deadlines within one process (lock
  * renewals, backoffs), not for times shown to people. Thread-safe.
  */
 public final class MonotonicClock extends Clock {
 
-    private static final MonotonicClock SYSTEM = new MonotonicClock(Instant.now(), System.nanoTime());
-
+    private final Ticker ticker;
     private final Instant origin;
     private final long originNanos;
 
-    private MonotonicClock(Instant origin, long originNanos) {
+    private MonotonicClock(Ticker ticker, Instant origin, long originNanos) {
+        this.ticker = ticker;
         this.origin = origin;
         this.originNanos = originNanos;
     }
 
-    /** The process's monotonic clock. */
-    public static Clock system() {
-        return SYSTEM;
+    /** A clock that advances as {@code ticker} does, from now. */
+    public static Clock of(Ticker ticker) {
+        return new MonotonicClock(ticker, Instant.now(), ticker.nanos());
     }
 
     @Override
     public Instant instant() {
-        return origin.plusNanos(System.nanoTime() - originNanos);
+        return origin.plusNanos(ticker.nanos() - originNanos);
     }
 
     @Override

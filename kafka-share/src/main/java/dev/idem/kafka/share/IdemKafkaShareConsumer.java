@@ -1,16 +1,20 @@
 package dev.idem.kafka.share;
 
+import dev.idem.core.ConsumerState;
+import dev.idem.core.IdemConsumer;
 import dev.idem.core.IdempotentProcessor;
-import dev.idem.kafka.AbstractIdemKafkaConsumer;
+import dev.idem.core.ProcessorComposer;
 import dev.idem.kafka.KafkaConsumerBuilder;
 import dev.idem.kafka.internal.ConsumerLifecycle;
-import dev.idem.kafka.internal.ConsumerOptions;
+import dev.idem.kafka.internal.KafkaConsumerConfig;
 import dev.idem.kafka.internal.KafkaProcessors;
 import dev.idem.kafka.share.internal.LiveDeliveryLimit;
 import dev.idem.kafka.share.internal.ShareSettings;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -18,6 +22,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,12 +49,12 @@ import org.slf4j.LoggerFactory;
  *
  * @param <T> payload type
  */
-public final class IdemKafkaShareConsumer<T> extends AbstractIdemKafkaConsumer<T> {
+public final class IdemKafkaShareConsumer<T> implements IdemConsumer {
 
     private static final Logger LOG = LoggerFactory.getLogger(IdemKafkaShareConsumer.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
-    private final ConsumerOptions<T> options;
+    private final KafkaConsumerConfig<T> options;
     private final KafkaShareConsumer<byte[], byte[]> consumer;
     private final ExecutorService workers;
     private final Map<String, Object> adminConfig;
@@ -58,10 +63,13 @@ public final class IdemKafkaShareConsumer<T> extends AbstractIdemKafkaConsumer<T
     private final int maxAttempts;
     private final int id;
     private volatile LiveDeliveryLimit limit;
+    private final ProcessorComposer.Composed<T> composed;
+    private final ConsumerLifecycle life;
 
-    private IdemKafkaShareConsumer(ConsumerOptions<T> options, Duration limitRefresh, ShareSettings settings) {
-        super("IdemKafkaShareConsumer", LOG, options.onFailure(), KafkaProcessors.composer(options.config(),
-                settings.group(), options.deadLetters(), options.deadLetterRouting()).compose(options.processor()));
+    private IdemKafkaShareConsumer(KafkaConsumerConfig<T> options, Duration limitRefresh, ShareSettings settings) {
+        this.composed = KafkaProcessors.composer(options.config(), settings.group(), options.deadLetters(),
+                options.deadLetterRouting()).compose(options.processor());
+        this.life = new ConsumerLifecycle("IdemKafkaShareConsumer", LOG, options.onFailure(), this::releaseResources);
         this.options = options;
         this.limitRefresh = limitRefresh;
         this.maxAttempts = composed.processor().maxAttempts();
@@ -129,7 +137,33 @@ public final class IdemKafkaShareConsumer<T> extends AbstractIdemKafkaConsumer<T
     }
 
     @Override
-    protected void releaseResources() {
+    public ConsumerState state() {
+        return life.state();
+    }
+
+    @Override
+    public Optional<Duration> oldestDeferral() {
+        return composed.processor().oldestDeferral();
+    }
+
+    @Override
+    public @Nullable Throwable failure() {
+        return life.failure();
+    }
+
+    /**
+     * Completes once the consumer has let go of everything after {@link #close()}: no record runs any
+     * more, lease renewal has stopped and the dead-letter producer is closed. {@code close()} returns
+     * at its bound even when a handler still runs; close what those records still use (the Redis
+     * client, a publisher of your own) when this completes.
+     */
+    @Override
+    public CompletionStage<Void> released() {
+        return life.released();
+    }
+
+    /** Shuts the workers, stops reading the delivery limit and closes the processor; run once. */
+    private void releaseResources() {
         workers.shutdown();
         LiveDeliveryLimit live = limit;
         if (live != null) {
@@ -166,7 +200,7 @@ public final class IdemKafkaShareConsumer<T> extends AbstractIdemKafkaConsumer<T
 
         /** @throws IllegalArgumentException naming the setting that is missing or wrong */
         public IdemKafkaShareConsumer<T> build() {
-            ConsumerOptions<T> options = options();
+            KafkaConsumerConfig<T> options = options();
             ShareSettings settings = ShareSettings.of(options.config());
             positive("deliveryLimitRefresh", limitRefresh);
             return new IdemKafkaShareConsumer<>(options, limitRefresh, settings);

@@ -66,7 +66,7 @@ class ShareLoopHeldTest {
         client.addRecord(new ConsumerRecord<>("t", 0, 0L, "k".getBytes(StandardCharsets.UTF_8),
                 "v".getBytes(StandardCharsets.UTF_8)));
         loop[0] = new ShareLoop<>(client, processor, workers,
-                new ShareLoop.Settings(List.of("t"), () -> 10, CLOSE_TIMEOUT, MonotonicClock.system()),
+                new ShareLoop.Settings(List.of("t"), () -> 10, CLOSE_TIMEOUT, MonotonicClock.of(dev.idem.core.Ticker.system())),
                 new LoopEvents() {
                     @Override
                     public void joined() {

@@ -21,7 +21,7 @@ import java.util.Properties;
  * {@code default}. Lines {@code <profile>.kafka.<client setting>=value} pass client settings (TLS,
  * SASL) to the Kafka clients. Immutable.
  */
-public final class Settings {
+public final class CommandConfig {
 
     /** Where the profile file is unless named. */
     public static final String DEFAULT_PROFILE_FILE = ".idem/profiles.properties";
@@ -33,7 +33,7 @@ public final class Settings {
     private final Map<Setting, String> values;
     private final Map<String, String> kafkaProperties;
 
-    private Settings(Map<Setting, String> values, Map<String, String> kafkaProperties) {
+    private CommandConfig(Map<Setting, String> values, Map<String, String> kafkaProperties) {
         this.values = values;
         this.kafkaProperties = kafkaProperties;
     }
@@ -47,7 +47,7 @@ public final class Settings {
      * @param profile     the {@code --profile} flag, or null
      * @throws CliException if a named profile file or profile does not exist, or the file cannot be read
      */
-    public static Settings resolve(Map<Setting, String> flags, Environment environment, Path profileFile,
+    public static CommandConfig resolve(Map<Setting, String> flags, Environment environment, Path profileFile,
                                    String profile) {
         String profileName = first(profile, environment.variable("IDEM_PROFILE"));
         String fileName = environment.variable("IDEM_PROFILE_FILE");
@@ -74,7 +74,7 @@ public final class Settings {
                 kafka.put(key.substring(prefix.length() + KAFKA_PASS_THROUGH.length()), properties.getProperty(key).trim());
             }
         }
-        return new Settings(values, Map.copyOf(kafka));
+        return new CommandConfig(values, Map.copyOf(kafka));
     }
 
     private static Properties read(Path file, boolean named) {

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.cli.config.Setting;
-import dev.idem.cli.config.Settings;
+import dev.idem.cli.config.CommandConfig;
 import dev.idem.cli.letters.KafkaDeadLetterTopic;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -14,14 +14,14 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class SettingsTest {
+class CommandConfigTest {
 
     private static Environment environment(Map<String, String> variables, Path home) {
         return new Environment(variables, home, "host", "user", Clock.systemUTC(), false);
     }
 
     private static Path profiles(Path home, String text) throws IOException {
-        Path file = home.resolve(Settings.DEFAULT_PROFILE_FILE);
+        Path file = home.resolve(CommandConfig.DEFAULT_PROFILE_FILE);
         Files.createDirectories(file.getParent());
         Files.writeString(file, text);
         return file;
@@ -34,7 +34,7 @@ class SettingsTest {
         Environment environment = environment(Map.of("IDEM_REDIS_URL", "redis://env:6379",
                 "IDEM_KAFKA_BOOTSTRAP", "env:9092"), home);
 
-        Settings settings = Settings.resolve(Map.of(Setting.REDIS_URL, "redis://flag:6379"), environment, null, null);
+        CommandConfig settings = CommandConfig.resolve(Map.of(Setting.REDIS_URL, "redis://flag:6379"), environment, null, null);
 
         assertThat(settings.get(Setting.REDIS_URL)).contains("redis://flag:6379");
         assertThat(settings.get(Setting.KAFKA_BOOTSTRAP)).contains("env:9092");
@@ -49,7 +49,7 @@ class SettingsTest {
         profiles(home, "default.kafka-bootstrap=local:9092\nprod.kafka-bootstrap=prod:9093\n"
                 + "prod.kafka.security.protocol=SSL\nprod.jdbc-password=secret\n");
 
-        Settings settings = Settings.resolve(Map.of(), environment(Map.of("IDEM_PROFILE", "prod"), home), null, null);
+        CommandConfig settings = CommandConfig.resolve(Map.of(), environment(Map.of("IDEM_PROFILE", "prod"), home), null, null);
 
         assertThat(settings.get(Setting.KAFKA_BOOTSTRAP)).contains("prod:9093");
         assertThat(settings.kafkaProperties()).containsExactly(Map.entry("security.protocol", "SSL"));
@@ -58,12 +58,12 @@ class SettingsTest {
 
     @Test
     void aMissingProfileOrFileOrSettingIsNamed(@TempDir Path home) throws IOException {
-        assertThatThrownBy(() -> Settings.resolve(Map.of(), environment(Map.of(), home), home.resolve("none"), null))
+        assertThatThrownBy(() -> CommandConfig.resolve(Map.of(), environment(Map.of(), home), home.resolve("none"), null))
                 .hasMessageContaining("profile file " + home.resolve("none") + " does not exist");
         profiles(home, "default.redis-url=redis://local:6379\n");
-        assertThatThrownBy(() -> Settings.resolve(Map.of(), environment(Map.of(), home), null, "prod"))
+        assertThatThrownBy(() -> CommandConfig.resolve(Map.of(), environment(Map.of(), home), null, "prod"))
                 .hasMessageContaining("no profile 'prod'");
-        Settings settings = Settings.resolve(Map.of(), environment(Map.of(), home), null, null);
+        CommandConfig settings = CommandConfig.resolve(Map.of(), environment(Map.of(), home), null, null);
         assertThatThrownBy(() -> settings.require(Setting.KAFKA_BOOTSTRAP))
                 .hasMessage("the Kafka bootstrap servers is not set: use --kafka-bootstrap, IDEM_KAFKA_BOOTSTRAP or "
                         + "'kafka-bootstrap' in the profile file");
@@ -83,7 +83,7 @@ class SettingsTest {
                 prod.kafka.ssl.truststore.password=change-me
                 """);
 
-        Settings settings = Settings.resolve(Map.of(), environment(Map.of(), home), null, "prod");
+        CommandConfig settings = CommandConfig.resolve(Map.of(), environment(Map.of(), home), null, "prod");
 
         assertThat(settings.kafkaProperties()).containsEntry("security.protocol", "SASL_SSL")
                 .containsEntry("sasl.mechanism", "SCRAM-SHA-512")

@@ -15,7 +15,7 @@ import java.util.function.UnaryOperator;
  *
  * @param <T> payload type
  */
-public record ConsumerOptions<T>(Map<String, Object> config, IdempotentProcessor.Builder<T> processor,
+public record KafkaConsumerConfig<T>(Map<String, Object> config, IdempotentProcessor.Builder<T> processor,
                                  List<String> topics, int concurrency, UnaryOperator<DeadLetterPublisher> deadLetters,
                                  DeadLetterRouting deadLetterRouting, Consumer<Throwable> onFailure, Clock clock,
                                  Duration closeTimeout) {
