@@ -1,5 +1,7 @@
 package dev.idem.cli;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * An operator error the command reports in one line with exit code 2: bad input, an unknown topic,
  * a broker or Redis that cannot be reached. The cause's stack trace is shown only with
@@ -15,7 +17,7 @@ public final class CliException extends RuntimeException {
     }
 
     /** An error caused by {@code cause}. */
-    public CliException(String message, Throwable cause) {
+    public CliException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

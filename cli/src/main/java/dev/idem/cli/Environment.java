@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the command reads from the world around it: environment variables, the home folder (for the
@@ -41,7 +42,7 @@ public record Environment(Map<String, String> variables, Path home, String host,
     }
 
     /** An environment variable, or null. */
-    public String variable(String name) {
+    public @Nullable String variable(String name) {
         String value = variables.get(name);
         return value == null || value.isBlank() ? null : value;
     }

@@ -11,8 +11,9 @@ import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import picocli.CommandLine;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine;
 
 /**
  * The entry point: {@code main} for the launcher, {@link #run} for tests (in-process, with their own
@@ -75,7 +76,7 @@ public final class Idem {
         return commandLine;
     }
 
-    private static String message(Exception e) {
+    private static @Nullable String message(Exception e) {
         if (e instanceof CliException) {
             return e.getMessage();
         }

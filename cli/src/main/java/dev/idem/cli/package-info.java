@@ -4,4 +4,7 @@
  * subcommand inherits. Subcommands live in {@code commands}, their configuration in {@code config},
  * dead-letter topics in {@code letters}, the operations on Redis and the ledger in {@code ops}.
  */
+@NullMarked
 package dev.idem.cli;
+
+import org.jspecify.annotations.NullMarked;

@@ -2,6 +2,7 @@ package dev.idem.core;
 
 import dev.idem.core.spi.ClaimStore;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,7 +37,7 @@ final class BuilderChecks {
             throw new IllegalArgumentException("the claim store's doneWindow (" + claims.doneWindow()
                     + ") must be >= its attemptsWindow (" + claims.attemptsWindow() + ")");
         }
-        EffectLedger<?> ledger = EffectLedger.of(b.dedupCheck);
+        EffectLedger<?> ledger = EffectLedger.of(ProcessorConfig.set(b.dedupCheck));
         ledger.retention().ifPresent(retention -> {
             if (retention.compareTo(claims.doneWindow()) < 0) {
                 throw new IllegalArgumentException("the business check's retention (" + retention
@@ -89,7 +90,7 @@ final class BuilderChecks {
         }
     }
 
-    private static void required(String name, Object value) {
+    private static void required(String name, @Nullable Object value) {
         if (value == null) {
             throw new IllegalArgumentException(name + " is required but was not set");
         }

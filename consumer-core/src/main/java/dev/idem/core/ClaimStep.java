@@ -9,6 +9,7 @@ import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -100,7 +101,7 @@ final class ClaimStep<T> {
      */
     Claim claimOf(Round<T> round, Prepared<T> item) {
         IdempotencyKey key = item.key();
-        Claim answer = round.claims.get(key);
+        Claim answer = Objects.requireNonNull(round.claims.get(key), "the batch's claim answered every key");
         if (!(answer instanceof Claim.Busy) || !round.askAgain.contains(key)) {
             return answer;
         }

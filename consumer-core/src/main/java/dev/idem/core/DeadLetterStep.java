@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import org.jspecify.annotations.Nullable;
 import dev.idem.core.internal.Deferrals;
 import dev.idem.core.internal.Failures;
 import dev.idem.core.internal.Meters;
@@ -83,7 +84,7 @@ final class DeadLetterStep<T> {
      * compensation held by this owner, then the compensation runs and its outcome is recorded.
      */
     Outcome deadLetter(Round<T> round, Prepared<T> item, Claim.Claimed claimed, int attempts, String reason,
-                               String error, Throwable cause) {
+                               String error, @Nullable Throwable cause) {
         IdempotencyKey key = item.key();
         try {
             if (!claims.doom(key, round.owner, reason, error)) {
@@ -186,7 +187,7 @@ final class DeadLetterStep<T> {
     }
 
     private DeadLetter deadLetterOf(Prepared<T> item, long fence, int attempts, String reason, String error,
-                                    Throwable cause, Optional<Instant> firstFailureAt) {
+                                    @Nullable Throwable cause, Optional<Instant> firstFailureAt) {
         Instant now = clock.instant();
         String traceParent = tracing.traceParent();
         return new DeadLetter(item.key(), fence, item.envelope(), attempts, reason,

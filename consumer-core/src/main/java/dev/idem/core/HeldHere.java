@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import org.jspecify.annotations.Nullable;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
 import java.time.Duration;
@@ -181,7 +182,7 @@ final class HeldHere {
      * A batch closed: it stops being known as open once its completion (null when none) is known as
      * on its way, and settles when that landed.
      */
-    void closed(Opening opening, CompletableFuture<?> completion) {
+    void closed(Opening opening, @Nullable CompletableFuture<?> completion) {
         openings.remove(opening.order);
         if (completion != null) {
             completion.whenComplete((refused, error) -> settle(opening));

@@ -39,9 +39,9 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
     private final int maxAttempts;
 
     private IdempotentProcessor(Builder<T> b, ProcessorConfig<T> config) {
-        Meters meters = b.meterRegistry == null ? Meters.NONE : new MicrometerMeters(b.meterRegistry, b.group, b.meterTags);
+        Meters meters = b.meterRegistry == null ? Meters.NONE : new MicrometerMeters(b.meterRegistry, config.group(), b.meterTags);
         Tracing tracing = b.openTelemetry == null ? Tracing.NONE
-                : new OpenTelemetryTracing(b.openTelemetry, b.group, b.traceKeys);
+                : new OpenTelemetryTracing(b.openTelemetry, config.group(), b.traceKeys);
         this.protocol = new Protocol<>(config, meters, tracing);
         this.maxAttempts = config.maxAttempts();
     }
@@ -112,12 +112,13 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
 
         // Package-private: read once, into a ProcessorConfig, when the processor is built.
         final DeliveryHandler<T> handler;
-        String group;
-        ClaimStore claims;
-        DedupCheck<? super T> dedupCheck;
-        DeadLetterPublisher deadLetters;
-        PayloadCodec<T> codec;
-        KeySource<T> keys;
+        // Required: null until set, refused by build() when still null.
+        @Nullable String group;
+        @Nullable ClaimStore claims;
+        @Nullable DedupCheck<? super T> dedupCheck;
+        @Nullable DeadLetterPublisher deadLetters;
+        @Nullable PayloadCodec<T> codec;
+        @Nullable KeySource<T> keys;
         Compensation compensation = Compensation.none();
         HandlerInterceptor interceptor = HandlerInterceptor.none();
         // Five attempts, then the dead letter.
@@ -136,10 +137,10 @@ public final class IdempotentProcessor<T> implements AutoCloseable {
         Clock clock = Clock.systemUTC();
         Ticker ticker = Ticker.system();
         // A Micrometer MeterRegistry, or null for no metrics; typed loosely so Micrometer is optional.
-        Object meterRegistry;
+        @Nullable Object meterRegistry;
         final Map<String, String> meterTags = new LinkedHashMap<>();
         // An OpenTelemetry, or null for no spans; typed loosely so the OpenTelemetry API is optional.
-        Object openTelemetry;
+        @Nullable Object openTelemetry;
         TraceKeys traceKeys = TraceKeys.OFF;
         Consumer<Outcome> onOutcome = outcome -> { };
 

@@ -18,9 +18,11 @@ import org.jspecify.annotations.Nullable;
 public interface KeySource<T> {
 
     /**
+     * @param payload the decoded payload; null when the body could not be decoded (a key from the
+     *                payload then fails or is null, and the decode failure is the message's defect)
      * @return the key, or null if the message has none
      */
-    @Nullable String keyOf(Envelope envelope, T payload);
+    @Nullable String keyOf(Envelope envelope, @Nullable T payload);
 
     /** A business key computed from the decoded payload, e.g. {@code order -> order.id() + ":reserve"}. */
     static <T> KeySource<T> payload(Function<? super T, String> key) {

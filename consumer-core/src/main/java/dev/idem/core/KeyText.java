@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import org.jspecify.annotations.Nullable;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -24,7 +25,7 @@ public final class KeyText {
     }
 
     /** The key text of {@code bytes}; null for null or no bytes (no key). */
-    public static String of(byte[] bytes) {
+    public static @Nullable String of(byte @Nullable [] bytes) {
         if (bytes == null || bytes.length == 0) {
             return null;
         }
@@ -37,7 +38,7 @@ public final class KeyText {
      * bytes, a lone surrogate written as the three bytes UTF-8 would give its code point (so
      * {@code "\ud800"} and {@code "\ud801"} stay two keys). Null stays null.
      */
-    public static String of(String text) {
+    public static @Nullable String of(@Nullable String text) {
         if (text == null || keptAsIs(text)) {
             return text;
         }
@@ -64,7 +65,7 @@ public final class KeyText {
     }
 
     /** Whether {@code key} is the Base64 form of bytes, rather than text kept as it is. */
-    public static boolean isEncoded(String key) {
+    public static boolean isEncoded(@Nullable String key) {
         return key != null && key.startsWith(BINARY_PREFIX);
     }
 
@@ -114,7 +115,7 @@ public final class KeyText {
     }
 
     /** The bytes as UTF-8 text, or null when they are not UTF-8. */
-    private static String strictUtf8(byte[] bytes) {
+    private static @Nullable String strictUtf8(byte[] bytes) {
         boolean ascii = true;
         for (byte b : bytes) {
             ascii &= b >= 0;

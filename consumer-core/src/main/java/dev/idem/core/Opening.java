@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import org.jspecify.annotations.Nullable;
 import dev.idem.core.spi.Claim;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -16,7 +17,7 @@ final class Opening {
     final Set<IdempotencyKey> keys;
     final CompletableFuture<Void> settled = new CompletableFuture<>();
     // The batch's claims once they answered (null before): a key it asked for may be held elsewhere.
-    volatile Round<?> round;
+    volatile @Nullable Round<?> round;
 
     Opening(long order, Set<IdempotencyKey> keys) {
         this.order = order;

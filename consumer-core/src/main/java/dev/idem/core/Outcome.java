@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What happened to one delivery. Each outcome carries its {@link Disposition}, so adapters never
@@ -76,7 +77,7 @@ public sealed interface Outcome {
      * @param cause  the underlying error
      * @param delay  backoff before the redelivery
      */
-    record Deferred(IdempotencyKey key, String reason, Throwable cause, Duration delay) implements Outcome {
+    record Deferred(IdempotencyKey key, String reason, @Nullable Throwable cause, Duration delay) implements Outcome {
         @Override
         public Disposition disposition() {
             return new Disposition(Disposition.Action.DEFER, delay);

@@ -5,7 +5,9 @@ import dev.idem.core.spi.DeadLetterPublisher;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A processor's settings, made by {@link IdempotentProcessor.Builder#build()} once {@link BuilderChecks}
@@ -29,8 +31,8 @@ record ProcessorConfig<T>(String group, ClaimStore claims, DedupCheck<? super T>
 
     /** The settings of {@code b}, which {@code build()} has checked. */
     static <T> ProcessorConfig<T> of(IdempotentProcessor.Builder<T> b) {
-        return new ProcessorConfig<>(b.group, claimsOf(b), b.dedupCheck, b.handler, b.interceptor, b.codec, b.keys,
-                b.maxAttempts, b.lease, b.backoff, b.maxDeferral, b.fatal, b.infrastructure, b.deadLetters,
+        return new ProcessorConfig<>(set(b.group), claimsOf(b), set(b.dedupCheck), b.handler, b.interceptor, set(b.codec),
+                set(b.keys), b.maxAttempts, b.lease, b.backoff, b.maxDeferral, b.fatal, b.infrastructure, set(b.deadLetters),
                 b.compensation, b.compensationAttempts, b.clock, b.ticker, b.onOutcome);
     }
 
@@ -41,6 +43,12 @@ record ProcessorConfig<T>(String group, ClaimStore claims, DedupCheck<? super T>
      * check, which remembers no dead letter: the store's window is what keeps one from being repeated).
      */
     static ClaimStore claimsOf(IdempotentProcessor.Builder<?> b) {
-        return b.dedupCheck instanceof EffectLedger<?> ? b.claims.guarded().orElse(b.claims) : b.claims;
+        ClaimStore claims = set(b.claims);
+        return b.dedupCheck instanceof EffectLedger<?> ? claims.guarded().orElse(claims) : claims;
+    }
+
+    /** A required setting of the builder, which its checks have found set. */
+    static <V> V set(@Nullable V value) {
+        return Objects.requireNonNull(value, "a required setting was not checked");
     }
 }

@@ -13,6 +13,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -257,7 +258,8 @@ final class Protocol<T> implements AutoCloseable {
             return deadLetterStep.deadLetter(round, item, claimed, attempt - 1, item.defect(), Failures.describe(item.defectCause()),
                     item.defectCause());
         }
-        Delivery<T> delivery = new Delivery<>(key, claimed.fence(), attempt, item.envelope(), item.payload());
+        Delivery<T> delivery = new Delivery<>(key, claimed.fence(), attempt, item.envelope(),
+                Objects.requireNonNull(item.payload(), "a message without a defect is decoded"));
         if (attempt > maxAttempts && !claimed.fresh()) {
             // The handler started maxAttempts times and never finished. A fresh record's attempt comes
             // from the broker's count alone, which also grows on deferrals: it gets one real run first.

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import org.jspecify.annotations.Nullable;
 import dev.idem.core.internal.LeaseRenewer;
 import dev.idem.core.internal.Prepared;
 import dev.idem.core.internal.Tracing;
@@ -25,7 +26,7 @@ final class Round<T> {
     final String owner;
     final List<Prepared<T>> items;
     final Map<IdempotencyKey, Claim> claims;
-    final ClaimStoreException claimFailure;
+    final @Nullable ClaimStoreException claimFailure;
     final LeaseRenewer.Held held;
     // The batch's claim span, which its messages' spans link to and its completion's span is under.
     final Tracing.Step claimSpan;
@@ -50,7 +51,7 @@ final class Round<T> {
     volatile boolean closed;
 
     Round(String owner, List<Prepared<T>> items, Map<IdempotencyKey, Claim> claims,
-          ClaimStoreException claimFailure, LeaseRenewer.Held held, Tracing.Step claimSpan, Opening opening,
+          @Nullable ClaimStoreException claimFailure, LeaseRenewer.Held held, Tracing.Step claimSpan, Opening opening,
           Set<IdempotencyKey> askAgain) {
         this.owner = owner;
         this.items = items;
@@ -95,7 +96,7 @@ final class Round<T> {
      * Waits at most {@code timeout} while {@code key} runs on another thread; returns what it settled
      * as, null if it never ran, or its running mark if it still runs.
      */
-    Object awaitSettled(IdempotencyKey key, Duration timeout) {
+    @Nullable Object awaitSettled(IdempotencyKey key, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (this) {
             awaiting++;

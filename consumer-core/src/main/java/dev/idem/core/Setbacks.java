@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import org.jspecify.annotations.Nullable;
 import dev.idem.core.internal.Deferrals;
 import dev.idem.core.internal.Failures;
 import dev.idem.core.internal.Meters;
@@ -87,7 +88,7 @@ final class Setbacks<T> {
      * Deferred: not acknowledged, not counted; backs off on the deferrals of the key in a row here,
      * or on the broker's own count when that is higher (a redelivery to another consumer).
      */
-    Outcome deferred(Prepared<T> item, String reason, Throwable cause) {
+    Outcome deferred(Prepared<T> item, String reason, @Nullable Throwable cause) {
         int inRow = deferrals.next(item.key(), clock.instant());
         return new Outcome.Deferred(item.key(), reason, cause,
                 backoff.delay(Math.max(inRow, item.envelope().brokerAttempt())));

@@ -52,7 +52,7 @@ public final class IdemKafkaConsumer<T> implements IdemConsumer {
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final ExecutorService claims;
     private final ExecutorService batches;
-    private final ExecutorService workers;
+    private final @Nullable ExecutorService workers;
     private final PollLoop<T> loop;
     private final String pollThreadName;
     private final Duration closeTimeout;

@@ -2,8 +2,8 @@ package dev.idem.kafka;
 
 import dev.idem.core.DeadLetter;
 import dev.idem.core.DeadLetterHeaders;
-import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.core.DeadLetterRouting;
+import dev.idem.core.spi.DeadLetterPublisher;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
@@ -25,6 +25,7 @@ import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -91,7 +92,7 @@ public final class KafkaDeadLetterPublisher implements DeadLetterPublisher, Auto
      * The original record as it was: key, value (a tombstone stays null) and every header byte for
      * byte, repeated ones and null values included, except earlier {@code idem-} headers.
      */
-    private static ProducerRecord<byte[], byte[]> copyOf(ConsumerRecord<?, ?> source, String topic, Integer partition) {
+    private static ProducerRecord<byte[], byte[]> copyOf(ConsumerRecord<?, ?> source, String topic, @Nullable Integer partition) {
         ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition, bytes(source.key(), "key"),
                 bytes(source.value(), "value"));
         for (Header header : source.headers()) {
@@ -111,7 +112,7 @@ public final class KafkaDeadLetterPublisher implements DeadLetterPublisher, Auto
     }
 
     /** A message that did not come from a Kafka consumer (a hand-made envelope): its text headers. */
-    private static ProducerRecord<byte[], byte[]> fromEnvelope(DeadLetter deadLetter, String topic, Integer partition) {
+    private static ProducerRecord<byte[], byte[]> fromEnvelope(DeadLetter deadLetter, String topic, @Nullable Integer partition) {
         ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, partition,
                 deadLetter.envelope().messageKey(), deadLetter.envelope().body());
         deadLetter.headers().forEach((name, value) -> {
@@ -151,8 +152,9 @@ public final class KafkaDeadLetterPublisher implements DeadLetterPublisher, Auto
 
     private Optional<Integer> describe(String topic) throws Exception {
         try {
-            TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames()
-                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(topic);
+            // allTopicNames fails for a topic it does not know, so the description is there.
+            TopicDescription description = Objects.requireNonNull(admin.describeTopics(List.of(topic)).allTopicNames()
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(topic), topic);
             return Optional.of(description.partitions().size());
         } catch (ExecutionException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {

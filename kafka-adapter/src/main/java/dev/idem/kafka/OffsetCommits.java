@@ -10,6 +10,7 @@ import java.util.Set;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,7 +32,7 @@ final class OffsetCommits {
     // The latest offsets handed to commitAsync, per partition.
     private final Map<TopicPartition, OffsetAndMetadata> committedAsync = new HashMap<>();
     // A commitAsync the consumer cannot go on after (e.g. not authorized): thrown on the poll thread.
-    private volatile RuntimeException asyncFailure;
+    private volatile @Nullable RuntimeException asyncFailure;
 
     OffsetCommits(KafkaConsumer<byte[], byte[]> consumer, LoopEvents events) {
         this.consumer = consumer;
@@ -124,7 +125,7 @@ final class OffsetCommits {
     }
 
     /** Commits again, and waits for, what went asynchronously for these partitions (null: all). */
-    void confirm(Collection<TopicPartition> partitions) {
+    void confirm(@Nullable Collection<TopicPartition> partitions) {
         Map<TopicPartition, OffsetAndMetadata> confirm = new HashMap<>(committedAsync);
         if (partitions == null) {
             committedAsync.clear();

@@ -14,6 +14,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -116,7 +117,7 @@ final class PollJob<T> {
         try {
             batch = opened.join();
         } catch (CompletionException wrapped) {
-            Throwable e = wrapped.getCause();
+            Throwable e = wrapped.getCause() != null ? wrapped.getCause() : wrapped;
             idle.values().forEach(CountDownLatch::countDown);
             if (KafkaFailures.isCrash(e)) {
                 result.completeExceptionally(e);
@@ -136,9 +137,9 @@ final class PollJob<T> {
             for (TopicPartition partition : partitions) {
                 tasks.add(CompletableFuture.runAsync(() -> {
                     try {
-                        processPartition(batch, partition, from.get(partition));
+                        processPartition(batch, partition, Objects.requireNonNull(from.get(partition), "first offset"));
                     } finally {
-                        idle.get(partition).countDown();
+                        Objects.requireNonNull(idle.get(partition), "latch").countDown();
                     }
                 }, workers));
             }
@@ -275,7 +276,7 @@ final class PollJob<T> {
 
     /** Partitions whose records are still running. */
     List<TopicPartition> running() {
-        return partitions.stream().filter(p -> idle.get(p).getCount() > 0).toList();
+        return partitions.stream().filter(p -> Objects.requireNonNull(idle.get(p), "latch").getCount() > 0).toList();
     }
 
     /** Waits up to {@code timeout} for the job to end; true if it has. */

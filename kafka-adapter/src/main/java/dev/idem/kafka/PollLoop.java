@@ -2,8 +2,8 @@ package dev.idem.kafka;
 
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.kafka.internal.ConsumerLifecycle;
-import dev.idem.kafka.internal.LoopEvents;
 import dev.idem.kafka.internal.KafkaClients;
+import dev.idem.kafka.internal.LoopEvents;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,6 +13,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -21,6 +22,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,12 +69,12 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
     // A JVM error stopped the loop: it commits nothing more, as a crashed process would not.
     private boolean crashed;
     // The poll running now, and the next one, claimed ahead while it runs (its partitions paused).
-    private PollJob<T> job;
-    private PollJob<T> ahead;
+    private @Nullable PollJob<T> job;
+    private @Nullable PollJob<T> ahead;
     // Polls claimed ahead and given up, until their claims are released: the close waits for them.
     private final List<PollJob<T>> discarded = new ArrayList<>();
-    private Instant lastProgressCommit;
-    private Instant started;
+    private @Nullable Instant lastProgressCommit;
+    private @Nullable Instant started;
     private boolean joined;
     private boolean joinReported;
 
@@ -118,7 +120,7 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
                         claimAhead(polled);
                     }
                     afterPoll();
-                } else if (job.await(MAX_POLL_WAIT)) {
+                } else if (Objects.requireNonNull(job, "a poll runs while one is claimed ahead").await(MAX_POLL_WAIT)) {
                     finishJob();
                 } else {
                     keepMembership();
@@ -161,11 +163,12 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
 
     /** The poll claimed ahead starts running (once its claim answered); the next one is fetched. */
     private void startAhead() {
-        job = ahead;
+        PollJob<T> next = Objects.requireNonNull(ahead, "a poll claimed ahead");
+        job = next;
         ahead = null;
         commits.jobStarted();
         lastProgressCommit = settings.clock().instant();
-        batches.execute(job::runClaimed);
+        batches.execute(next::runClaimed);
         resumeNotDeferred();
     }
 
@@ -192,14 +195,16 @@ final class PollLoop<T> implements ConsumerLifecycle.Loop {
     }
 
     private void commitProgress() {
-        if (Duration.between(lastProgressCommit, settings.clock().instant()).compareTo(PROGRESS_COMMIT_INTERVAL) >= 0) {
+        PollJob<T> running = Objects.requireNonNull(job, "a poll runs");
+        Instant last = Objects.requireNonNull(lastProgressCommit, "set when the poll started");
+        if (Duration.between(last, settings.clock().instant()).compareTo(PROGRESS_COMMIT_INTERVAL) >= 0) {
             lastProgressCommit = settings.clock().instant();
-            commits.commitAsync(commits.ours(job.progress()));
+            commits.commitAsync(commits.ours(running.progress()));
         }
     }
 
     private void finishJob() {
-        PollJob<T> done = job;
+        PollJob<T> done = Objects.requireNonNull(job, "a poll ran");
         job = null;
         PollResult result = done.result();
         commits.commitAsync(commits.ours(result.commits()));

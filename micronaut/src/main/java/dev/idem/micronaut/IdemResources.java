@@ -1,7 +1,7 @@
 package dev.idem.micronaut;
 
-import dev.idem.core.TraceKeys;
 import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.TraceKeys;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.LedgerTransactions;
 import dev.idem.micronaut.internal.MicronautTransactions;
@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -50,9 +51,10 @@ final class IdemResources {
     private final BeanContext context;
     private final Environment environment;
     private final PropertyReader properties;
-    private RedissonClient ownRedisson;
-    private RedissonClient redisson;
-    private RedisClaimStore claims;
+    // Made on first use, let go of at close.
+    private @Nullable RedissonClient ownRedisson;
+    private @Nullable RedissonClient redisson;
+    private @Nullable RedisClaimStore claims;
 
     IdemResources(BeanContext context, Environment environment) {
         this.context = context;
@@ -188,7 +190,7 @@ final class IdemResources {
     }
 
     /** The effect ledger on the application's {@code DataSource}, or null when disabled or there is none. */
-    JdbcEffectLedger ledger() {
+    @Nullable JdbcEffectLedger ledger() {
         if (!environment.getProperty("idem.ledger.enabled", Boolean.class).orElse(true)) {
             return null;
         }

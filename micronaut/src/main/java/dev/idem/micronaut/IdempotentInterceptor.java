@@ -39,6 +39,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,7 +63,7 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
     private final Environment environment;
     private final IdemListenerRegistry registry;
     private final Map<String, Wrapped> wrapped = new ConcurrentHashMap<>();
-    private volatile RedisClaimStore claims;
+    private volatile @Nullable RedisClaimStore claims;
 
     IdempotentInterceptor(BeanContext context, Environment environment, IdemListenerRegistry registry) {
         this.context = context;

@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.redisson.api.RScript;
@@ -110,7 +111,7 @@ final class ClaimRound {
                 full.add(names.get(i));
             }
         }
-        compactBySlot.forEach((slot, compactKeys) -> compact.claimed(batchRecords.get(slot), owner, compactKeys));
+        compactBySlot.forEach((slot, compactKeys) -> compact.claimed(Objects.requireNonNull(batchRecords.get(slot), "batch record"), owner, compactKeys));
         // After: a key answered twice in one call (compact, then claimed again) is a full record.
         // Only a claimed reply rewrote the key; Done, Busy or Unreadable left it as it was.
         full.forEach(key -> compact.changed(key, owner));

@@ -57,7 +57,7 @@ final class CompletionRound {
             refused(plan.single(), replies, 0).forEach(key -> refused.add(byRedisKey.get(key)));
             List<String> again = new ArrayList<>();
             Map<String, String> stillCompact = new HashMap<>();
-            refused(records, replies, plan.single().size()).forEach(record -> plan.batches().get(record).forEach(key -> {
+            refused(records, replies, plan.single().size()).forEach(record -> plan.batches().getOrDefault(record, List.of()).forEach(key -> {
                 again.add(key);
                 stillCompact.put(key, record);
             }));

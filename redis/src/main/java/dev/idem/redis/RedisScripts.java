@@ -14,19 +14,20 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.BiFunction;
+import org.jspecify.annotations.Nullable;
+import org.redisson.RedissonShutdownException;
 import org.redisson.api.BatchOptions;
 import org.redisson.api.RBatch;
 import org.redisson.api.RFuture;
 import org.redisson.api.RScript;
 import org.redisson.api.RScriptAsync;
-import org.redisson.api.options.OptionalOptions;
 import org.redisson.api.RedissonClient;
+import org.redisson.api.options.OptionalOptions;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisException;
 import org.redisson.client.RedisNodeNotFoundException;
 import org.redisson.client.RedisReconnectedException;
 import org.redisson.client.RedisTimeoutException;
-import org.redisson.RedissonShutdownException;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -43,7 +44,7 @@ final class RedisScripts {
     private final RScript once;
     private final String source;
     private final boolean cluster;
-    private volatile String sha;
+    private volatile @Nullable String sha;
 
     RedisScripts(RedissonClient redisson, String resource) {
         this.redisson = redisson;
@@ -290,7 +291,7 @@ final class RedisScripts {
         String current = sha;
         if (current == null) {
             load();
-            current = sha;
+            current = Objects.requireNonNull(sha, "the script loaded");
         }
         return current;
     }
@@ -307,7 +308,7 @@ final class RedisScripts {
         return String.valueOf(rootMessage(error)).contains("NOSCRIPT");
     }
 
-    static String rootMessage(Throwable e) {
+    static @Nullable String rootMessage(Throwable e) {
         Throwable t = Failures.root(e);
         return t.getMessage() == null ? e.getMessage() : t.getMessage();
     }

@@ -1,6 +1,7 @@
 package dev.idem.redis;
 
 import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
 
 /** Redis Cluster hash slots (CRC16/XMODEM of the key or its {hash tag}, mod 16384). */
 final class Slots {
@@ -8,7 +9,7 @@ final class Slots {
     static final int SLOTS = 16384;
     // For each slot, a short hash tag that maps to it: lets a script's extra key (the epoch) live in
     // the slot of the records it is called with. Built once, on first use in cluster mode.
-    private static volatile String[] tags;
+    private static volatile String @Nullable [] tags;
 
     private Slots() {
     }

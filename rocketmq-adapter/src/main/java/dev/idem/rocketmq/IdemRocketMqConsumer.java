@@ -1,8 +1,8 @@
 package dev.idem.rocketmq;
 
 import dev.idem.core.ConsumerState;
-import dev.idem.core.IdemConsumer;
 import dev.idem.core.DeadLetterRouting;
+import dev.idem.core.IdemConsumer;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.ProcessorComposer;
 import dev.idem.core.spi.DeadLetterPublisher;
@@ -23,6 +23,7 @@ import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAverage
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.remoting.RPCHook;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Builds, starts and stops a {@code DefaultMQPushConsumer} whose listener runs an Idem processor:
@@ -167,7 +168,7 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
         private DelayLevels delayLevels = DelayLevels.defaults();
         private ConsumeFromWhere consumeFrom = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET;
         private Consumer<DefaultMQPushConsumer> client = c -> { };
-        private RPCHook rpcHook;
+        private @Nullable RPCHook rpcHook;
         private boolean orderly;
         private int batchSize = 1;
         private int concurrency = 20;

@@ -40,6 +40,8 @@ public final class LocalRedisSentinel implements AutoCloseable {
     private HoldingProxy replication;
     private Path dir;
 
+    // start() sets the processes, the proxy and the directory before it hands the instance out.
+    @SuppressWarnings("NullAway.Init")
     private LocalRedisSentinel() {
     }
 

@@ -3,6 +3,7 @@ package dev.idem.testkit;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One message read back from a topic by {@link KafkaBroker#read} or {@link RocketMqBroker#read}, the
@@ -16,7 +17,8 @@ import java.util.Objects;
  * @param source  the broker's own message: a Kafka {@code ConsumerRecord<byte[], byte[]>} or a RocketMQ
  *                {@code MessageExt}
  */
-public record TopicMessage(String topic, byte[] key, byte[] body, Map<String, String> headers, Object source) {
+public record TopicMessage(String topic, byte @Nullable [] key, byte @Nullable [] body, Map<String, String> headers,
+                           Object source) {
 
     /** @throws NullPointerException if topic, headers or source is null */
     public TopicMessage {
@@ -26,17 +28,17 @@ public record TopicMessage(String topic, byte[] key, byte[] body, Map<String, St
     }
 
     /** The header's value, or null when the message has none of that name. */
-    public String header(String name) {
+    public @Nullable String header(String name) {
         return headers.get(name);
     }
 
     /** The body as UTF-8 text, or null for a tombstone. */
-    public String text() {
+    public @Nullable String text() {
         return body == null ? null : new String(body, StandardCharsets.UTF_8);
     }
 
     /** The key as UTF-8 text, or null when there is none. */
-    public String keyText() {
+    public @Nullable String keyText() {
         return key == null ? null : new String(key, StandardCharsets.UTF_8);
     }
 

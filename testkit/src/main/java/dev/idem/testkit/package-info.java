@@ -5,4 +5,7 @@
  * {@link dev.idem.testkit.RedisEndpoint}, {@link dev.idem.testkit.PostgresDatabase} or
  * {@link dev.idem.testkit.TestNames}. Brokers start once per test JVM, on first use, and are shared.
  */
+@NullMarked
 package dev.idem.testkit;
+
+import org.jspecify.annotations.NullMarked;

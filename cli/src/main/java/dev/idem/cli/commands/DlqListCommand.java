@@ -10,6 +10,7 @@ import dev.idem.cli.ops.ReplayRecord;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -98,7 +99,7 @@ final class DlqListCommand extends Subcommand {
         return record != null && record.describes(letter) && record.action().equals(ReplayRecord.PURGED);
     }
 
-    static String replayed(Map<String, ReplayRecord> records, Letter letter) {
+    static String replayed(@Nullable Map<String, ReplayRecord> records, Letter letter) {
         if (records == null) {
             return "?";
         }
@@ -113,7 +114,8 @@ final class DlqListCommand extends Subcommand {
         };
     }
 
-    private static Map<String, Object> json(DeadLettering deadLettering, Map<String, ReplayRecord> records) {
+    private static Map<String, @Nullable Object> json(DeadLettering deadLettering,
+                                                      @Nullable Map<String, ReplayRecord> records) {
         Letter letter = deadLettering.letter();
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("entry", letter.entry());
@@ -134,7 +136,7 @@ final class DlqListCommand extends Subcommand {
         return json;
     }
 
-    static String simpleName(String className) {
+    static @Nullable String simpleName(@Nullable String className) {
         return className == null ? null : className.substring(className.lastIndexOf('.') + 1);
     }
 }

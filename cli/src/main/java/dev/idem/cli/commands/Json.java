@@ -5,12 +5,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.PrintWriter;
+import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.ByteBuffer;
 import java.util.Base64;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /** JSON output, and payloads shown as an operator can read them. */
 final class Json {
@@ -38,7 +39,7 @@ final class Json {
     }
 
     /** The bytes as UTF-8 text, if they are. */
-    static Optional<String> text(byte[] bytes) {
+    static Optional<String> text(byte @Nullable [] bytes) {
         if (bytes == null) {
             return Optional.empty();
         }
@@ -51,7 +52,7 @@ final class Json {
     }
 
     /** The bytes parsed as JSON, if they are JSON. */
-    static Optional<JsonNode> tree(byte[] bytes) {
+    static Optional<JsonNode> tree(byte @Nullable [] bytes) {
         Optional<String> text = text(bytes);
         if (text.isEmpty() || text.get().isBlank()) {
             return Optional.empty();
@@ -68,7 +69,7 @@ final class Json {
     }
 
     /** Text as it is, else {@code base64:...}; null for null. */
-    static String readable(byte[] bytes) {
+    static @Nullable String readable(byte @Nullable [] bytes) {
         if (bytes == null) {
             return null;
         }

@@ -3,6 +3,8 @@ package dev.idem.cli.commands;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A plain text table: a header row, columns padded to their widest cell, long cells cut except in the
@@ -17,32 +19,33 @@ final class Table {
 
     private final List<String> header;
     private final List<List<String>> rows = new ArrayList<>();
-    private int[] streamed;
+    private int @Nullable [] streamed;
 
     Table(String... header) {
         this.header = List.of(header);
     }
 
-    Table row(Object... cells) {
+    Table row(@Nullable Object... cells) {
         rows.add(cells(cells));
         return this;
     }
 
     /** Sizes the columns for a row printed later with {@link #printRow}. */
-    Table expect(Object... cells) {
+    Table expect(@Nullable Object... cells) {
         return row(cells);
     }
 
     /** Prints the header, its columns as wide as the rows expected, before any row is known. */
     synchronized void printHeader(PrintWriter out) {
-        streamed = widths();
-        line(out, header, streamed);
+        int[] widths = widths();
+        streamed = widths;
+        line(out, header, widths);
         out.flush();
     }
 
     /** Prints one row now, in the columns of {@link #printHeader}: a run cut short keeps what it printed. */
-    synchronized void printRow(PrintWriter out, Object... cells) {
-        line(out, cells(cells), streamed);
+    synchronized void printRow(PrintWriter out, @Nullable Object... cells) {
+        line(out, cells(cells), Objects.requireNonNull(streamed, "printHeader before printRow"));
         out.flush();
     }
 

@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The command's settings, each from its flag, else its environment variable, else the profile file,
@@ -93,7 +94,7 @@ public final class CommandConfig {
         return properties;
     }
 
-    private static String first(String... candidates) {
+    private static @Nullable String first(@Nullable String... candidates) {
         for (String candidate : candidates) {
             if (candidate != null && !candidate.isBlank()) {
                 return candidate;
@@ -102,7 +103,7 @@ public final class CommandConfig {
         return null;
     }
 
-    private static String blankToNull(String value) {
+    private static @Nullable String blankToNull(@Nullable String value) {
         return value == null || value.isBlank() ? null : value;
     }
 

@@ -32,6 +32,7 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Kafka dead-letter topics. A scan assigns every partition (no consumer group, nothing committed),
@@ -50,7 +51,7 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
     private final Map<String, Object> config;
     private final Admin admin;
     private final Map<String, Integer> partitionCounts = new ConcurrentHashMap<>();
-    private volatile KafkaProducer<byte[], byte[]> producer;
+    private volatile @Nullable KafkaProducer<byte[], byte[]> producer;
 
     /**
      * Connects to {@code bootstrap} with extra client settings (TLS, SASL).
@@ -122,14 +123,14 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
             List<TopicPartition> open = new ArrayList<>(partitions);
             long lastProgress = System.nanoTime();
             while (true) {
-                open.removeIf(p -> consumer.position(p, TIMEOUT) >= ends.get(p));
+                open.removeIf(p -> consumer.position(p, TIMEOUT) >= ends.getOrDefault(p, 0L));
                 if (open.isEmpty()) {
                     break;
                 }
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
                 for (ConsumerRecord<byte[], byte[]> record : records) {
                     TopicPartition partition = new TopicPartition(record.topic(), record.partition());
-                    if (record.offset() >= ends.get(partition)) {
+                    if (record.offset() >= ends.getOrDefault(partition, 0L)) {
                         continue;
                     }
                     scanned++;
@@ -170,8 +171,8 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
         TopicPartition partition = new TopicPartition(topic, partitionNumber);
         try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
             consumer.assign(List.of(partition));
-            long end = consumer.endOffsets(List.of(partition), TIMEOUT).get(partition);
-            long begin = consumer.beginningOffsets(List.of(partition), TIMEOUT).get(partition);
+            long end = consumer.endOffsets(List.of(partition), TIMEOUT).getOrDefault(partition, 0L);
+            long begin = consumer.beginningOffsets(List.of(partition), TIMEOUT).getOrDefault(partition, 0L);
             if (offset < begin || offset >= end) {
                 return Optional.empty();
             }
@@ -235,7 +236,7 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
 
     private Optional<TopicDescription> describe(String topic) {
         try {
-            return Optional.of(admin.describeTopics(List.of(topic)).allTopicNames()
+            return Optional.ofNullable(admin.describeTopics(List.of(topic)).allTopicNames()
                     .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(topic));
         } catch (ExecutionException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {
@@ -250,9 +251,9 @@ public final class KafkaDeadLetterTopic implements DeadLetterTopic {
         }
     }
 
-    private CliException unreachable(Throwable cause) {
+    private CliException unreachable(@Nullable Throwable cause) {
         String detail = cause instanceof org.apache.kafka.common.errors.TimeoutException
-                || cause instanceof TimeoutException ? "no answer within " + TIMEOUT.toSeconds() + " s" : cause.toString();
+                || cause instanceof TimeoutException ? "no answer within " + TIMEOUT.toSeconds() + " s" : String.valueOf(cause);
         return new CliException("cannot reach Kafka at " + bootstrap + " (" + detail + ")", cause);
     }
 

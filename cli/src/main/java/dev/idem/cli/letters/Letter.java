@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One entry of a dead-letter topic: where it sits, the original message (key, value, headers without
@@ -30,8 +31,9 @@ import java.util.Set;
  * @param keys      RocketMQ keys, or null
  * @param timestamp when the dead letter was written, or null
  */
-public record Letter(String entry, byte[] key, byte[] value, List<Header> headers, Map<String, String> idem,
-                     String tags, String keys, Instant timestamp) {
+public record Letter(String entry, byte @Nullable [] key, byte @Nullable [] value, List<Header> headers,
+                     Map<String, String> idem,
+                     @Nullable String tags, @Nullable String keys, @Nullable Instant timestamp) {
 
     // Idem's headers in the order DeadLetter writes them, taken from a letter with every header set.
     private static final List<String> IDEM_ORDER = List.copyOf(new DeadLetter(new IdempotencyKey("g", "t", "k"), 1L,
@@ -94,22 +96,22 @@ public record Letter(String entry, byte[] key, byte[] value, List<Header> header
     }
 
     /** The id of the dead-lettering it reports ({@code idem-compensation-id}), or null for a letter Idem did not write. */
-    public String compensationId() {
+    public @Nullable String compensationId() {
         return idem.get(DeadLetterHeaders.COMPENSATION_ID);
     }
 
     /** Its failure group's fingerprint, or null for a letter Idem did not write. */
-    public String failureGroup() {
+    public @Nullable String failureGroup() {
         return idem.get(DeadLetterHeaders.FAILURE_GROUP);
     }
 
     /** The first application frame its failure passed through, or null. */
-    public String failureSite() {
+    public @Nullable String failureSite() {
         return idem.get(DeadLetterHeaders.FAILURE_SITE);
     }
 
     /** The trace id of the run that dead-lettered it, or null where it was not traced. */
-    public String traceId() {
+    public @Nullable String traceId() {
         String parent = idem.get(DeadLetterHeaders.TRACE_PARENT);
         String[] parts = parent == null ? new String[0] : parent.split("-");
         return parts.length == 4 && parts[1].length() == 32 ? parts[1] : null;
@@ -125,12 +127,12 @@ public record Letter(String entry, byte[] key, byte[] value, List<Header> header
     }
 
     /** The consumer group that dead-lettered it, or null. */
-    public String group() {
+    public @Nullable String group() {
         return idem.get(DeadLetterHeaders.CONSUMER_GROUP);
     }
 
     /** The topic the message came from, or null. */
-    public String originalTopic() {
+    public @Nullable String originalTopic() {
         return idem.get(DeadLetterHeaders.ORIGINAL_TOPIC);
     }
 
@@ -140,7 +142,7 @@ public record Letter(String entry, byte[] key, byte[] value, List<Header> header
     }
 
     /** The idempotency key's value, or null. */
-    public String idempotencyKey() {
+    public @Nullable String idempotencyKey() {
         return idem.get(DeadLetterHeaders.IDEMPOTENCY_KEY);
     }
 
@@ -162,17 +164,17 @@ public record Letter(String entry, byte[] key, byte[] value, List<Header> header
     }
 
     /** Why it was dead-lettered, or null. */
-    public String reason() {
+    public @Nullable String reason() {
         return idem.get(DeadLetterHeaders.REASON);
     }
 
     /** Class of the last failure, or null. */
-    public String exceptionClass() {
+    public @Nullable String exceptionClass() {
         return idem.get(DeadLetterHeaders.EXCEPTION_CLASS);
     }
 
     /** When it failed the last time, or null when unknown. */
-    public Instant failedAt() {
+    public @Nullable Instant failedAt() {
         String text = idem.get(DeadLetterHeaders.LAST_FAILURE_AT);
         if (text == null) {
             return null;
@@ -189,7 +191,7 @@ public record Letter(String entry, byte[] key, byte[] value, List<Header> header
         return claimKey().isPresent();
     }
 
-    private static int number(String text) {
+    private static int number(@Nullable String text) {
         if (text == null) {
             return -1;
         }

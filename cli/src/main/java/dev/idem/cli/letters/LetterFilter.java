@@ -2,6 +2,7 @@ package dev.idem.cli.letters;
 
 import java.time.Instant;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Which dead letters a command acts on; every condition given must hold. Immutable.
@@ -16,8 +17,9 @@ import java.util.Set;
  * @param failure   failure group fingerprint ({@code idem dlq list --groups}; "-" for letters Idem did not
  *                  write), or null for any
  */
-public record LetterFilter(Set<String> entries, Set<String> keys, String group, String topic, String exception,
-                           Instant from, Instant to, String failure) {
+public record LetterFilter(Set<String> entries, Set<String> keys, @Nullable String group, @Nullable String topic,
+                           @Nullable String exception, @Nullable Instant from, @Nullable Instant to,
+                           @Nullable String failure) {
 
     /** Every letter. */
     public static final LetterFilter ALL = new LetterFilter(Set.of(), Set.of(), null, null, null, null, null, null);
@@ -61,7 +63,7 @@ public record LetterFilter(Set<String> entries, Set<String> keys, String group, 
     }
 
     /** {@code java.lang.IllegalStateException} is matched by itself and by {@code IllegalStateException}. */
-    private static boolean sameClass(String actual, String wanted) {
+    private static boolean sameClass(@Nullable String actual, String wanted) {
         return actual != null && (actual.equals(wanted) || actual.endsWith("." + wanted) || actual.endsWith("$" + wanted));
     }
 }

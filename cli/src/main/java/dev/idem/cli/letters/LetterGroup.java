@@ -6,6 +6,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The letters of one cause, by their failure group: how many, what failed where, the first and the
@@ -20,8 +21,8 @@ import java.util.Map;
  * @param last        the latest failure, or null when none is known
  * @param letters     the letters, in position order
  */
-public record LetterGroup(String fingerprint, int count, String exception, String site, String reason, Instant first,
-                          Instant last, List<Letter> letters) {
+public record LetterGroup(String fingerprint, int count, @Nullable String exception, @Nullable String site,
+                          @Nullable String reason, @Nullable Instant first, @Nullable Instant last, List<Letter> letters) {
 
     /** The groups of {@code letters}, largest first. */
     public static List<LetterGroup> of(List<Letter> letters) {

@@ -34,6 +34,7 @@ import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageConst;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
+import org.jspecify.annotations.Nullable;
 
 /**
  * RocketMQ dead-letter topics ({@code <topic>_DLQ}, written by Idem's RocketMQ publisher). A scan
@@ -54,7 +55,7 @@ public final class RocketMqDeadLetterTopic implements DeadLetterTopic {
 
     private final String nameServer;
     private final DefaultMQPullConsumer consumer;
-    private volatile DefaultMQProducer producer;
+    private volatile @Nullable DefaultMQProducer producer;
 
     /** Starts a pull consumer on {@code nameServer}; nothing is contacted until a command reads. */
     public RocketMqDeadLetterTopic(String nameServer) {

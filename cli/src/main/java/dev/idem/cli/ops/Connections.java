@@ -1,8 +1,8 @@
 package dev.idem.cli.ops;
 
 import dev.idem.cli.CliException;
-import dev.idem.cli.config.Setting;
 import dev.idem.cli.config.CommandConfig;
+import dev.idem.cli.config.Setting;
 import dev.idem.cli.letters.DeadLetterTopic;
 import dev.idem.cli.letters.KafkaDeadLetterTopic;
 import dev.idem.cli.letters.RocketMqDeadLetterTopic;
@@ -13,7 +13,9 @@ import dev.idem.redis.RedisClaimStore;
 import dev.idem.redis.RedisUrl;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.BaseMasterSlaveServersConfig;
@@ -32,10 +34,11 @@ public final class Connections implements AutoCloseable {
 
     private final CommandConfig settings;
     private final List<AutoCloseable> opened = new ArrayList<>();
-    private RedissonClient redisson;
-    private RedisClaimStore claims;
-    private ReplayRecords records;
-    private Optional<JdbcEffectLedger> ledger;
+    // Each opened on first use.
+    private @Nullable RedissonClient redisson;
+    private @Nullable RedisClaimStore claims;
+    private @Nullable ReplayRecords records;
+    private @Nullable Optional<JdbcEffectLedger> ledger;
 
     /** Connections for {@code settings}; nothing is opened yet. */
     public Connections(CommandConfig settings) {
@@ -133,7 +136,7 @@ public final class Connections implements AutoCloseable {
     }
 
     static String rootMessage(Throwable failure) {
-        Throwable root = Failures.root(failure);
+        Throwable root = Objects.requireNonNullElse(Failures.root(failure), failure);
         return root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
     }
 

@@ -7,15 +7,16 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /** A data source that opens a connection per call through {@link DriverManager}: a command needs a few. */
 final class DriverDataSource implements DataSource {
 
     private final String url;
-    private final String user;
-    private final String password;
+    private final @Nullable String user;
+    private final @Nullable String password;
 
-    DriverDataSource(String url, String user, String password) {
+    DriverDataSource(String url, @Nullable String user, @Nullable String password) {
         this.url = url;
         this.user = user;
         this.password = password;
@@ -32,7 +33,7 @@ final class DriverDataSource implements DataSource {
     }
 
     @Override
-    public PrintWriter getLogWriter() {
+    public @Nullable PrintWriter getLogWriter() {
         return null;
     }
 

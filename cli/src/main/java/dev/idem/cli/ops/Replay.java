@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Replays dead letters (decision 0021): a letter whose key is still dead has its dead state cleared
@@ -158,7 +159,7 @@ public final class Replay {
     }
 
     /** A record of {@code action} on {@code letter} by this operator, now. */
-    public ReplayRecord record(String action, Letter letter, String sentTo, int times) {
+    public ReplayRecord record(String action, Letter letter, @Nullable String sentTo, int times) {
         return new ReplayRecord(action, environment.clock().instant().toString(), environment.host(), environment.user(),
                 letter.idempotencyKey(), letter.idem().get(DeadLetterHeaders.LAST_FAILURE_AT), sentTo, times);
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.idem.cli.letters.Letter;
 import dev.idem.core.DeadLetterHeaders;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What an operator did to one dead-letter entry: replayed it, purged it, or resent it to finish its
@@ -20,8 +21,8 @@ import java.util.Objects;
  * @param times    how many times this entry was replayed (more than once only with {@code --force})
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record ReplayRecord(String action, String at, String host, String user, String key, String failedAt,
-                           String sentTo, int times) {
+public record ReplayRecord(String action, String at, String host, String user, @Nullable String key,
+                           @Nullable String failedAt, @Nullable String sentTo, int times) {
 
     /** Replayed to the original topic. */
     public static final String REPLAYED = "replayed";

@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The keys this process has deferred in a row (not acknowledged, not counted), each with how often,
@@ -21,7 +22,7 @@ public final class Deferrals {
     // few hundred RocketMQ messages in flight), small enough to hold in memory.
     private static final int MAX_KEYS = 10_000;
 
-    private record Row(int count, Instant since, Instant troubleSince, Instant last) {
+    private record Row(int count, Instant since, @Nullable Instant troubleSince, Instant last) {
     }
 
     // A row not deferred again for this long went elsewhere (a rebalance) or was settled by another
@@ -71,7 +72,7 @@ public final class Deferrals {
     }
 
     /** The key's row, unless it went stale (then it is dropped: the key starts a new row). */
-    private Row current(IdempotencyKey key, Instant now) {
+    private @Nullable Row current(IdempotencyKey key, Instant now) {
         Row row = rows.get(key);
         if (row != null && Duration.between(row.last, now).compareTo(stale) > 0) {
             rows.remove(key);

@@ -16,6 +16,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one place where exceptions are classified and described, bounded. A handler's failure is
@@ -62,7 +63,7 @@ public final class Failures {
      * The failure and its causes, outermost first: each once, at most {@value #MAX_CAUSES}, so a
      * chain that loops back on itself (A caused by B caused by A) ends.
      */
-    public static List<Throwable> causes(Throwable failure) {
+    public static List<Throwable> causes(@Nullable Throwable failure) {
         List<Throwable> chain = new ArrayList<>();
         Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         for (Throwable t = failure; t != null && chain.size() < MAX_CAUSES && seen.add(t); t = t.getCause()) {
@@ -72,17 +73,17 @@ public final class Failures {
     }
 
     /** The innermost cause {@link #causes} reaches (the failure itself when it has none). */
-    public static Throwable root(Throwable failure) {
+    public static @Nullable Throwable root(@Nullable Throwable failure) {
         List<Throwable> chain = causes(failure);
         return chain.isEmpty() ? null : chain.get(chain.size() - 1);
     }
 
     /** The system of record's refusal anywhere in the cause chain (an interceptor may wrap it), or null. */
-    public static DuplicateEffectException refusal(Throwable failure) {
+    public static @Nullable DuplicateEffectException refusal(Throwable failure) {
         return find(failure, DuplicateEffectException.class);
     }
 
-    private static <E extends Throwable> E find(Throwable failure, Class<E> type) {
+    private static <E extends Throwable> @Nullable E find(Throwable failure, Class<E> type) {
         for (Throwable t : causes(failure)) {
             if (type.isInstance(t)) {
                 return type.cast(t);
@@ -140,17 +141,17 @@ public final class Failures {
     }
 
     /** "Class: message", bounded. */
-    public static String describe(Throwable failure) {
+    public static String describe(@Nullable Throwable failure) {
         return failure == null ? "" : bound(failure.getClass().getName() + ": " + message(failure), MAX_MESSAGE);
     }
 
     /** The exception's message, bounded; empty when it has none. */
-    public static String message(Throwable failure) {
+    public static String message(@Nullable Throwable failure) {
         return failure == null || failure.getMessage() == null ? "" : bound(failure.getMessage(), MAX_MESSAGE);
     }
 
     /** The stack trace with its causes, rendered only up to the bound (deep traces are common). */
-    public static String stackTrace(Throwable failure) {
+    public static String stackTrace(@Nullable Throwable failure) {
         StringBuilder out = new StringBuilder();
         for (Throwable t : causes(failure)) {
             if (out.length() >= MAX_STACK_TRACE) {

@@ -2,6 +2,7 @@ package dev.idem.core.internal;
 
 import dev.idem.core.Envelope;
 import dev.idem.core.IdempotencyKey;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A message after key extraction and decoding, before its claim.
@@ -13,5 +14,6 @@ import dev.idem.core.IdempotencyKey;
  * @param defectCause the error behind the defect, or null
  * @param <T>         payload type
  */
-public record Prepared<T>(Envelope envelope, IdempotencyKey key, T payload, String defect, Throwable defectCause) {
+public record Prepared<T>(Envelope envelope, IdempotencyKey key, @Nullable T payload, @Nullable String defect,
+                          @Nullable Throwable defectCause) {
 }

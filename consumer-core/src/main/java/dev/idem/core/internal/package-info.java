@@ -1,5 +1,9 @@
 /**
- * The processor's moving parts: the fixed processing order, lease renewal, failure
- * classification, metrics and codecs. Not public API.
+ * What the processor uses beside its processing order (which is in {@code dev.idem.core}): lease
+ * renewal, deferral bookkeeping, failure classification, metrics, tracing and the JSON codec. Not
+ * public API.
  */
+@NullMarked
 package dev.idem.core.internal;
+
+import org.jspecify.annotations.NullMarked;

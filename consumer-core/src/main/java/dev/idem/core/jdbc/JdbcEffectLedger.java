@@ -2,9 +2,9 @@ package dev.idem.core.jdbc;
 
 import dev.idem.core.Compensation;
 import dev.idem.core.DeadLetter;
-import dev.idem.core.EffectLedger;
 import dev.idem.core.Delivery;
 import dev.idem.core.DeliveryHandler;
+import dev.idem.core.EffectLedger;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.spi.CompensationOutcome;
@@ -21,6 +21,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -266,7 +267,7 @@ public final class JdbcEffectLedger implements EffectLedger<Object> {
         private Duration retention = Duration.ofDays(30);
         private boolean createTable;
         private Clock clock = Clock.systemUTC();
-        private LedgerTransactions transactions;
+        private @Nullable LedgerTransactions transactions;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");

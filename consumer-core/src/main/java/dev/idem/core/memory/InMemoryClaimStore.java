@@ -19,12 +19,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link ClaimStore} in one JVM's memory, with the same semantics as the Redis store and time
  * from an injected {@link Clock}. For tests; it is lost with the process. Thread-safe (every
  * method is synchronized, as every Redis script is atomic).
  */
+// A test double: which of an entry's fields are set follows its state, which NullAway cannot see;
+// ClaimStoreContract checks its behaviour against the Redis store's.
+@SuppressWarnings("NullAway")
 public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
 
     private final Clock clock;
@@ -40,17 +44,17 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
 
     private static final class Entry {
         ClaimRecord.State state;
-        String owner;
-        Instant leaseUntil;
+        @Nullable String owner;
+        @Nullable Instant leaseUntil;
         long fence;
         int attempts;
         int failures;
         boolean uncounted;
-        String lastError;
-        CompensationOutcome compensation;
-        String deadLetterReason;
-        Instant due;
-        Instant firstFailureAt;
+        @Nullable String lastError;
+        @Nullable CompensationOutcome compensation;
+        @Nullable String deadLetterReason;
+        @Nullable Instant due;
+        @Nullable Instant firstFailureAt;
         Instant expiresAt;
     }
 
@@ -374,12 +378,12 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
         }
     }
 
-    private Entry owned(IdempotencyKey key, String owner) {
+    private @Nullable Entry owned(IdempotencyKey key, String owner) {
         Entry e = live(key, clock.instant());
         return e != null && e.state == ClaimRecord.State.CLAIMED && owner.equals(e.owner) ? e : null;
     }
 
-    private Entry live(IdempotencyKey key, Instant now) {
+    private @Nullable Entry live(IdempotencyKey key, Instant now) {
         Entry e = entries.get(key);
         if (e != null && !e.expiresAt.isAfter(now)) {
             entries.remove(key);

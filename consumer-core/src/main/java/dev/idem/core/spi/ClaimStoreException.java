@@ -1,5 +1,7 @@
 package dev.idem.core.spi;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The claim store could not be reached or did not answer. The processor fails closed: nothing is
  * acknowledged and the message is redelivered later.
@@ -12,7 +14,7 @@ public class ClaimStoreException extends RuntimeException {
      * @param message what failed
      * @param cause   the client's error
      */
-    public ClaimStoreException(String message, Throwable cause) {
+    public ClaimStoreException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

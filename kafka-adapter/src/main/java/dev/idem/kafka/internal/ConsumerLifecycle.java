@@ -32,8 +32,8 @@ public final class ConsumerLifecycle implements LoopEvents {
     private final CompletableFuture<Void> idle = new CompletableFuture<>();
     private volatile ConsumerState state = ConsumerState.NEW;
     private volatile @Nullable Throwable failure;
-    private Loop loop;
-    private Thread pollThread;
+    private @Nullable Loop loop;
+    private @Nullable Thread pollThread;
     private boolean closed;
 
     /**
@@ -94,7 +94,8 @@ public final class ConsumerLifecycle implements LoopEvents {
             return;
         }
         running.stop();
-        if (Thread.currentThread() == thread) {
+        // The loop and its thread are set together, under the lock, by start().
+        if (thread == null || Thread.currentThread() == thread) {
             return;
         }
         try {

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -12,6 +13,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Validated Kafka consumer settings for an Idem consumer: every check names the setting and its
@@ -59,8 +61,9 @@ public record ConsumerSettings(Map<String, Object> consumer, String group, Durat
         }
         consumer.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
         consumer.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
-        Number maxPollInterval = (Number) parsed.get(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG);
-        return new ConsumerSettings(consumer, config.get(ConsumerConfig.GROUP_ID_CONFIG).toString(),
+        // ConsumerConfig parsed both: the group is required above, the interval has a default.
+        Number maxPollInterval = (Number) Objects.requireNonNull(parsed.get(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG));
+        return new ConsumerSettings(consumer, String.valueOf(config.get(ConsumerConfig.GROUP_ID_CONFIG)),
                 Duration.ofMillis(maxPollInterval.longValue()));
     }
 
@@ -116,7 +119,7 @@ public record ConsumerSettings(Map<String, Object> consumer, String group, Durat
         }
     }
 
-    private static String nearest(String key, Set<String> names) {
+    private static @Nullable String nearest(String key, Set<String> names) {
         String best = null;
         int bestDistance = 3; // a typo, not a different setting
         for (String name : names) {

@@ -1,8 +1,10 @@
 package dev.idem.kafka.share;
 
 import java.time.Instant;
+import java.util.Objects;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A record a share consumer holds: acquired from the broker and not yet acknowledged for good, with
@@ -21,9 +23,14 @@ final class Held {
      * What is to be done with a held record: acknowledge it with {@code type} once {@code at} has
      * come, or (type null) run it again then.
      */
-    record Verdict(AcknowledgeType type, Instant at) {
+    record Verdict(@Nullable AcknowledgeType type, Instant at) {
         boolean rerun() {
             return type == null;
+        }
+
+        /** The acknowledgement of a verdict that is not a re-run. */
+        AcknowledgeType acknowledgement() {
+            return Objects.requireNonNull(type, "a re-run is not acknowledged");
         }
     }
 
@@ -32,15 +39,16 @@ final class Held {
     ConsumerRecord<byte[], byte[]> record;
     Instant returned;
     // When its lock was last renewed (RENEW sent), null if never. Poll thread only.
-    Instant renewed;
+    @Nullable Instant renewed;
     // Null while it runs; set by the worker that finished it, read by the poll thread.
-    volatile Verdict verdict;
+    volatile @Nullable Verdict verdict;
     // The broker's delivery count of the delivery being run: a later delivery is another Held.
     final int deliveries;
 
-    Held(ConsumerRecord<byte[], byte[]> record) {
+    Held(ConsumerRecord<byte[], byte[]> record, Instant returned) {
         this.id = Id.of(record);
         this.record = record;
+        this.returned = returned;
         this.deliveries = deliveries(record);
     }
 

@@ -62,7 +62,7 @@ public final class IdemKafkaShareConsumer<T> implements IdemConsumer {
     private final Duration limitRefresh;
     private final int maxAttempts;
     private final int id;
-    private volatile LiveDeliveryLimit limit;
+    private volatile @Nullable LiveDeliveryLimit limit;
     private final ProcessorComposer.Composed<T> composed;
     private final ConsumerLifecycle life;
 

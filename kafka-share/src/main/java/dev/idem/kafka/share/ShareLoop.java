@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -25,6 +26,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.ShareConsumer;
 import org.apache.kafka.common.TopicIdPartition;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -68,7 +70,7 @@ final class ShareLoop<T> implements ConsumerLifecycle.Loop {
     // Set once the poll thread has closed the client: the last batch to close then releases the rest.
     private volatile boolean ended;
     private volatile boolean stopping;
-    private Instant flightStarted;
+    private @Nullable Instant flightStarted;
     private boolean joined;
 
     /** @param release closes the processor and publishers (idempotent); run once no record runs any more */
@@ -176,15 +178,15 @@ final class ShareLoop<T> implements ConsumerLifecycle.Loop {
         Duration lock = lock();
         // Renew at half the lock: the other half covers a slow poll and the renewal's round trip.
         return allSettled
-                || !now.isBefore(oldest.plus(lock.dividedBy(2)))
-                || (anySettled && !now.isBefore(flightStarted.plus(SETTLE_AFTER)));
+                || (oldest != null && !now.isBefore(oldest.plus(lock.dividedBy(2))))
+                || (anySettled && flightStarted != null && !now.isBefore(flightStarted.plus(SETTLE_AFTER)));
     }
 
     /**
      * Whether a record with this verdict is acknowledged for good in a round now: its time has come,
      * or (draining) it has any verdict at all, since nothing is run again while closing.
      */
-    private static boolean settles(Verdict verdict, Instant now, boolean draining) {
+    private static boolean settles(@Nullable Verdict verdict, Instant now, boolean draining) {
         return verdict != null && (draining || (!verdict.rerun() && !verdict.at().isAfter(now)));
     }
 
@@ -198,7 +200,7 @@ final class ShareLoop<T> implements ConsumerLifecycle.Loop {
             Verdict verdict = h.verdict;
             AcknowledgeType type;
             if (settles(verdict, now, false)) {
-                type = verdict.type();
+                type = Objects.requireNonNull(verdict, "settled").acknowledgement();
             } else if (close || settles(verdict, now, draining)) {
                 type = AcknowledgeType.RELEASE;
                 if (lastDelivery(h)) {
@@ -269,7 +271,7 @@ final class ShareLoop<T> implements ConsumerLifecycle.Loop {
                 h = null;
             }
             if (h == null) {
-                h = new Held(record);
+                h = new Held(record, now);
                 held.put(id, h);
                 if (draining) {
                     // Closing: not started, handed straight back.

@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntSupplier;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,7 +46,7 @@ final class ShareRuns<T> {
     private final Runnable changed;
     private final Runnable batchClosed;
     private final AtomicInteger running = new AtomicInteger();
-    private volatile Throwable crash;
+    private volatile @Nullable Throwable crash;
 
     /**
      * @param changed     wakes the poll thread: a verdict is in, or a crash
@@ -68,7 +69,7 @@ final class ShareRuns<T> {
     }
 
     /** The crash a run met (Redis or the JVM failing under it), or null. */
-    Throwable crash() {
+    @Nullable Throwable crash() {
         return crash;
     }
 
@@ -177,7 +178,7 @@ final class ShareRuns<T> {
     }
 
     /** A run ended with this verdict (null: none, after a crash); the poll thread acts on it. */
-    private void decide(Held h, Verdict verdict) {
+    private void decide(Held h, @Nullable Verdict verdict) {
         h.verdict = verdict;
         changed.run();
     }

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Claims the messages of concurrent listener calls together (decision 0048): a call arriving while
@@ -27,7 +28,7 @@ public final class ClaimGroups<T> implements StallingRun.Opener {
 
     private final IdempotentProcessor<T> processor;
     private final Object lock = new Object();
-    private Group<T> forming;   // guarded by lock: the group calls join until its claim starts
+    private @Nullable Group<T> forming;   // guarded by lock: the group calls join until its claim starts
     private boolean claiming;   // guarded by lock: a group's claim is on its way
 
     public ClaimGroups(IdempotentProcessor<T> processor) {
@@ -93,8 +94,8 @@ public final class ClaimGroups<T> implements StallingRun.Opener {
         final CountDownLatch claimed = new CountDownLatch(1);
         final AtomicInteger running = new AtomicInteger();
         int members;   // guarded by ClaimGroups.lock until sealed
-        volatile Batch<T> batch;
-        volatile Throwable failure;
+        volatile @Nullable Batch<T> batch;
+        volatile @Nullable Throwable failure;
 
         boolean fits(int size) {
             return envelopes.isEmpty() || envelopes.size() + size <= MAX_MESSAGES;
@@ -110,7 +111,7 @@ public final class ClaimGroups<T> implements StallingRun.Opener {
             running.set(members);
         }
 
-        void opened(Batch<T> batch, Throwable failure) {
+        void opened(@Nullable Batch<T> batch, @Nullable Throwable failure) {
             this.batch = batch;
             this.failure = failure;
             claimed.countDown();
@@ -141,7 +142,7 @@ public final class ClaimGroups<T> implements StallingRun.Opener {
                 throw new IllegalStateException("the claim of " + members + " listener calls' " + envelopes.size()
                         + " messages, this call's among them, failed: " + failure.getMessage(), failure);
             }
-            return batch;
+            return Objects.requireNonNull(batch, "a claim that did not fail opened its batch");
         }
 
         void leave() {

@@ -4,6 +4,7 @@ import java.lang.reflect.Field;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.remoting.RPCHook;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,7 +26,7 @@ public final class ClientSettings {
      * the 5.x client has a getter for it; both keep it in {@code DefaultMQPushConsumerImpl.rpcHook}.
      */
     @SuppressWarnings("deprecation")
-    public static RPCHook rpcHook(DefaultMQPushConsumer consumer) {
+    public static @Nullable RPCHook rpcHook(DefaultMQPushConsumer consumer) {
         Object impl = consumer.getDefaultMQPushConsumerImpl();
         try {
             Field field = impl.getClass().getDeclaredField("rpcHook");

@@ -24,6 +24,9 @@ public final class RocketMqEnvelopes {
      * {@code reconsumeTimes + 1} as the broker's attempt count, the keys as message key, the born
      * time as timestamp, and the message itself as the source.
      */
+    // NullAway reads a nullable array (byte @Nullable []) from another module's classes only in its
+    // JSpecify mode, which fails on Java 17: the key passed here may be null, as the record says.
+    @SuppressWarnings("NullAway")
     public static Envelope of(MessageExt message) {
         Map<String, String> headers = new HashMap<>();
         message.getProperties().forEach((name, value) -> {

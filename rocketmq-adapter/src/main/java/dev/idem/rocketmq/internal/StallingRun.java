@@ -7,6 +7,7 @@ import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.Outcome;
 import java.time.Duration;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,7 +35,7 @@ public final class StallingRun {
      * @param acknowledged how many leading messages are settled and may be acknowledged
      * @param stopped      the outcome of the first message to redeliver, or null when all are settled
      */
-    public record Result(int acknowledged, Outcome stopped) {
+    public record Result(int acknowledged, @Nullable Outcome stopped) {
     }
 
     /** Where a call's messages are claimed: in a batch of their own, or with other calls' ({@link ClaimGroups}). */

@@ -41,7 +41,7 @@ public final class KafkaReader {
             reader.seekToBeginning(partitions);
             Map<TopicPartition, Long> ends = reader.endOffsets(partitions);
             long stalledAt = System.nanoTime() + STALLED.toNanos();
-            while (partitions.stream().anyMatch(p -> reader.position(p) < ends.get(p))) {
+            while (partitions.stream().anyMatch(p -> reader.position(p) < ends.getOrDefault(p, 0L))) {
                 if (System.nanoTime() - stalledAt > 0) {
                     throw new IllegalStateException("reading " + topic + " made no progress for " + STALLED);
                 }

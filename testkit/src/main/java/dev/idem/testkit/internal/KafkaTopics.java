@@ -11,13 +11,14 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.jspecify.annotations.Nullable;
 
 /** Topic creation through the Admin client, shared by every Kafka fixture. Thread-safe. */
 abstract class KafkaTopics implements KafkaBroker, AutoCloseable {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
-    private volatile Admin admin;
+    private volatile @Nullable Admin admin;
 
     @Override
     public void createTopic(String topic, int partitions) {
@@ -46,7 +47,7 @@ abstract class KafkaTopics implements KafkaBroker, AutoCloseable {
         try {
             TopicDescription description = admin().describeTopics(List.of(topic)).allTopicNames()
                     .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(topic);
-            return description.partitions().size() == partitions
+            return description != null && description.partitions().size() == partitions
                     && description.partitions().stream().allMatch(p -> p.leader() != null);
         } catch (ExecutionException | TimeoutException e) {
             return false;

@@ -59,6 +59,9 @@ public final class RocketMqReader {
         }
     }
 
+    // NullAway reads a nullable array (byte @Nullable []) from another module's classes only in its
+    // JSpecify mode, which fails on Java 17: the key passed here may be null, as the record says.
+    @SuppressWarnings("NullAway")
     private static TopicMessage message(String topic, MessageExt message) {
         String keys = message.getKeys();
         Map<String, String> user = new HashMap<>(message.getProperties() == null ? Map.of() : message.getProperties());

@@ -12,6 +12,7 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeConfigsOptions;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.config.ConfigResource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The share group's delivery count limit, read from the cluster at start-up, and the check that Idem,
@@ -63,7 +64,7 @@ public final class DeliveryLimit {
         }
     }
 
-    private static Integer value(Config config, String name) {
+    private static @Nullable Integer value(@Nullable Config config, String name) {
         if (config == null) {
             return null;
         }

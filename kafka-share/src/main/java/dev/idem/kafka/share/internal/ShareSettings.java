@@ -47,6 +47,6 @@ public record ShareSettings(Map<String, Object> consumer, String group) {
         consumer.put(ACKNOWLEDGEMENT_MODE, "explicit");
         consumer.remove(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG);
         consumer.remove(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG);
-        return new ShareSettings(consumer, config.get(ConsumerConfig.GROUP_ID_CONFIG).toString());
+        return new ShareSettings(consumer, String.valueOf(config.get(ConsumerConfig.GROUP_ID_CONFIG)));
     }
 }
