@@ -1,16 +1,18 @@
 package dev.idem.redis;
 
-import dev.idem.core.internal.Failures;
 import dev.idem.core.spi.ClaimStoreException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.BiFunction;
@@ -309,7 +311,12 @@ final class RedisScripts {
     }
 
     static @Nullable String rootMessage(Throwable e) {
-        Throwable t = Failures.root(e);
+        Throwable t = e;
+        // The deepest cause, each visited once: a cause chain may loop.
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        while (seen.add(t) && t.getCause() != null && !seen.contains(t.getCause())) {
+            t = t.getCause();
+        }
         return t.getMessage() == null ? e.getMessage() : t.getMessage();
     }
 

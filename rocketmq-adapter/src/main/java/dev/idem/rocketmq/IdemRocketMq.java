@@ -6,7 +6,6 @@ import dev.idem.core.Envelope;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.ProcessorComposer;
 import dev.idem.core.PayloadCodec;
-import dev.idem.rocketmq.internal.ConsumerRules;
 import dev.idem.rocketmq.internal.ListenerGate;
 import dev.idem.rocketmq.internal.OrderedShutdown;
 import java.time.Duration;
@@ -110,7 +109,7 @@ public final class IdemRocketMq {
             }
         });
         consumer.registerMessageListener(IdemConcurrentlyListener.of(idem.processor(), DelayLevels.defaults(), gate,
-                ConsumerRules.maxStall(consumer)));
+                PushConsumerRules.maxStall(consumer)));
         return idem;
     }
 
@@ -131,7 +130,7 @@ public final class IdemRocketMq {
                 throw new IllegalStateException("listener returned " + status);
             }
         });
-        consumer.registerMessageListener(IdemOrderlyListener.of(idem.processor(), gate, ConsumerRules.maxStall(consumer)));
+        consumer.registerMessageListener(IdemOrderlyListener.of(idem.processor(), gate, PushConsumerRules.maxStall(consumer)));
         return idem;
     }
 
@@ -151,11 +150,11 @@ public final class IdemRocketMq {
         Objects.requireNonNull(settings, "processor");
         IdempotentProcessor.Builder<byte[]> builder = IdempotentProcessor.builder(handler).codec(PayloadCodec.bytes());
         settings.accept(builder);
-        ConsumerRules.requireClustering(consumer);
+        PushConsumerRules.requireClustering(consumer);
         ProcessorComposer.Composed<byte[]> composed = ProcessorComposer.forConsumer("group", consumer.getConsumerGroup())
                 .ownPublisher(() -> RocketMqDeadLetterPublisher.start(consumer, DeadLetterRouting.ROCKETMQ_DEFAULT))
                 .handlerOutsideTransaction()
-                .limits(limits -> ConsumerRules.requireReconsumeHeadroom(consumer, orderly, limits.maxAttempts()))
+                .limits(limits -> PushConsumerRules.requireReconsumeHeadroom(consumer, orderly, limits.maxAttempts()))
                 .compose(builder);
         return new Idem(consumer, gate, composed);
     }

@@ -6,7 +6,6 @@ import dev.idem.core.IdemConsumer;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.ProcessorComposer;
 import dev.idem.core.spi.DeadLetterPublisher;
-import dev.idem.rocketmq.internal.ConsumerRules;
 import dev.idem.rocketmq.internal.DistinctClients;
 import dev.idem.rocketmq.internal.InstanceNames;
 import dev.idem.rocketmq.internal.ListenerGate;
@@ -68,7 +67,7 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
         consumer.setConsumeThreadMin(b.concurrency);
         consumer.setConsumeThreadMax(b.concurrency);
         consumer.setInstanceName(InstanceNames.next(b.group));
-        ConsumerRules.requireClustering(consumer);
+        PushConsumerRules.requireClustering(consumer);
         try {
             for (Map.Entry<String, String> subscription : b.subscriptions.entrySet()) {
                 consumer.subscribe(subscription.getKey(), subscription.getValue());
@@ -80,8 +79,8 @@ public final class IdemRocketMqConsumer<T> implements IdemConsumer {
                 .ownPublisher(() -> RocketMqDeadLetterPublisher.start(consumer, b.routing)).decorator(b.deadLetters)
                 .compose(b.processor);
         IdempotentProcessor<T> processor = composed.processor();
-        consumer.setMaxReconsumeTimes(processor.maxAttempts() + ConsumerRules.RECONSUME_HEADROOM);
-        Duration maxStall = ConsumerRules.maxStall(consumer);
+        consumer.setMaxReconsumeTimes(processor.maxAttempts() + PushConsumerRules.RECONSUME_HEADROOM);
+        Duration maxStall = PushConsumerRules.maxStall(consumer);
         if (b.orderly) {
             consumer.registerMessageListener(IdemOrderlyListener.of(processor, gate, maxStall));
         } else {

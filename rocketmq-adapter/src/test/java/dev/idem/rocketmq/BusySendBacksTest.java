@@ -9,7 +9,6 @@ import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
 import dev.idem.core.memory.InMemoryClaimStore;
-import dev.idem.rocketmq.internal.ConsumerRules;
 import dev.idem.rocketmq.internal.RocketMqEnvelopes;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -58,7 +57,7 @@ class BusySendBacksTest {
 
             // When its copy comes back Busy at every redelivery Idem allows beyond its attempts
             Duration waited = Duration.ZERO;
-            int sendBacks = 5 + ConsumerRules.RECONSUME_HEADROOM;
+            int sendBacks = 5 + PushConsumerRules.RECONSUME_HEADROOM;
             for (int times = 0; times < sendBacks; times++) {
                 ConsumeConcurrentlyContext context = new ConsumeConcurrentlyContext(new MessageQueue("orders", "b", 0));
                 listener.consumeMessage(List.of(copy(times)), context);

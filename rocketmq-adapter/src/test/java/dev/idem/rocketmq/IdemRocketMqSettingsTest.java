@@ -11,7 +11,6 @@ import dev.idem.core.PayloadCodec;
 import dev.idem.core.spi.DeadLetterPublisher;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.memory.InMemoryClaimStore;
-import dev.idem.rocketmq.internal.ConsumerRules;
 import dev.idem.rocketmq.internal.InstanceNames;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,7 +47,7 @@ class IdemRocketMqSettingsTest {
 
     @Test
     void aConsumerThatWouldDeadLetterBeforeIdemIsRefusedNamingTheSetting() {
-        assertThatThrownBy(() -> ConsumerRules.requireReconsumeHeadroom(consumer(3), false, 5))
+        assertThatThrownBy(() -> PushConsumerRules.requireReconsumeHeadroom(consumer(3), false, 5))
                 .hasMessageStartingWith("maxReconsumeTimes of consumer group inventory must be >= maxAttempts + 32 = 37"
                         + " but was 3")
                 .hasMessageContaining("consumer.setMaxReconsumeTimes(37)");
@@ -62,8 +61,8 @@ class IdemRocketMqSettingsTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("but was -1 (the client's default, 16)")
                 .hasMessageContaining("consumer.setMaxReconsumeTimes(37)");
-        ConsumerRules.requireReconsumeHeadroom(consumer, true, 5);
-        ConsumerRules.requireReconsumeHeadroom(consumer(37), false, 5);
+        PushConsumerRules.requireReconsumeHeadroom(consumer, true, 5);
+        PushConsumerRules.requireReconsumeHeadroom(consumer(37), false, 5);
     }
 
     @Test

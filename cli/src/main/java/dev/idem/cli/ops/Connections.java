@@ -6,15 +6,16 @@ import dev.idem.cli.config.Setting;
 import dev.idem.cli.letters.DeadLetterTopic;
 import dev.idem.cli.letters.KafkaDeadLetterTopic;
 import dev.idem.cli.letters.RocketMqDeadLetterTopic;
-import dev.idem.core.internal.Failures;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.spi.ClaimStoreException;
 import dev.idem.redis.RedisClaimStore;
 import dev.idem.redis.RedisUrl;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
@@ -136,7 +137,12 @@ public final class Connections implements AutoCloseable {
     }
 
     static String rootMessage(Throwable failure) {
-        Throwable root = Objects.requireNonNullElse(Failures.root(failure), failure);
+        Throwable root = failure;
+        // The deepest cause, each visited once: a cause chain may loop.
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        while (seen.add(root) && root.getCause() != null && !seen.contains(root.getCause())) {
+            root = root.getCause();
+        }
         return root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
     }
 

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A key read from the payload by a dotted path ({@code id}, {@code order.id}) through record
@@ -54,7 +55,7 @@ public final class PropertyPath {
         };
     }
 
-    private static Method reader(Class<?> type, String name) {
+    private static @Nullable Method reader(Class<?> type, String name) {
         if (type.isRecord()) {
             for (RecordComponent component : type.getRecordComponents()) {
                 if (component.getName().equals(name)) {
@@ -76,7 +77,7 @@ public final class PropertyPath {
         return null;
     }
 
-    private static Field field(Class<?> type, String name) {
+    private static @Nullable Field field(Class<?> type, String name) {
         try {
             Field field = type.getField(name);
             return Modifier.isStatic(field.getModifiers()) ? null : field;

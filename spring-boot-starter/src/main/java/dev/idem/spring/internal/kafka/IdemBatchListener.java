@@ -43,7 +43,8 @@ final class IdemBatchListener<K, V> extends AbstractDelegatingMessageListenerAda
         }
     }
 
-    @SuppressWarnings("unchecked")
+    // spring-kafka declares the consumer non-null; this passes on what the container gave, as it would.
+    @SuppressWarnings({"unchecked", "NullAway"})
     private void deliver(ConsumerRecord<K, V> record, @Nullable Acknowledgment acknowledgment,
                          @Nullable Consumer<?, ?> consumer) {
         if (delegate.wantsPollResult()) {

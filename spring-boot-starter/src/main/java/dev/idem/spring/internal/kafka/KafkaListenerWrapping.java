@@ -2,11 +2,11 @@ package dev.idem.spring.internal.kafka;
 
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.kafka.KafkaRecordProcessor;
+import dev.idem.listener.ListenerProcessors;
+import dev.idem.listener.ListenerSpec;
 import dev.idem.spring.Broker;
 import dev.idem.spring.Idempotent;
 import dev.idem.spring.internal.ListenerMethods;
-import dev.idem.listener.ListenerProcessors;
-import dev.idem.listener.ListenerSpec;
 import dev.idem.spring.internal.ListenerPlans;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -108,7 +109,7 @@ public final class KafkaListenerWrapping {
     /** Builds the listener's processor and puts Idem's listener and error handler into its container. */
     @SuppressWarnings({"unchecked", "rawtypes"})
     public void wrap(ListenerSpec plan, IdempotentProcessor.Builder<Object> processor, Map<String, Object> kafka) {
-        Found found = byName.get(plan.name());
+        Found found = Objects.requireNonNull(byName.get(plan.name()), "a listener this wraps");
         Map<String, Object> config = new HashMap<>(kafka);
         config.put("group.id", plan.group());
         config.remove("auto.offset.reset");

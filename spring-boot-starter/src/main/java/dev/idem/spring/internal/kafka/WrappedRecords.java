@@ -6,8 +6,8 @@ import dev.idem.core.Delivery;
 import dev.idem.core.PayloadCodec;
 import dev.idem.kafka.KafkaRecordProcessor;
 import dev.idem.kafka.PollResult;
-import dev.idem.spring.internal.Invoker;
 import dev.idem.listener.ListenerHandler;
+import dev.idem.spring.internal.Invoker;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -171,7 +171,7 @@ public final class WrappedRecords implements ListenerHandler {
             defect = "the value: " + e.getMessage() + ": " + e.getCause();
         }
         if (valueFailure != null || keyFailure != null) {
-            DeserializationException failure = valueFailure != null ? valueFailure : keyFailure;
+            DeserializationException failure = valueFailure != null ? valueFailure : Objects.requireNonNull(keyFailure);
             defect = (failure.isKey() ? "the key" : "the value") + " could not be deserialized by the "
                     + "container's deserializer: " + (failure.getCause() != null ? failure.getCause() : failure);
         }

@@ -6,24 +6,25 @@ import dev.idem.core.IdemConsumer;
 import dev.idem.core.IdempotentProcessor;
 import dev.idem.core.PayloadCodec;
 import dev.idem.core.ProcessorComposer;
-import dev.idem.rocketmq.DelayLevels;
-import dev.idem.rocketmq.IdemConcurrentlyListener;
-import dev.idem.rocketmq.IdemOrderlyListener;
-import dev.idem.rocketmq.RocketMqDeadLetterPublisher;
-import dev.idem.rocketmq.internal.ConsumerRules;
-import dev.idem.spring.Broker;
-import dev.idem.spring.Idempotent;
 import dev.idem.listener.ListenerHandler;
-import dev.idem.spring.internal.ListenerMethods;
 import dev.idem.listener.ListenerProcessors;
 import dev.idem.listener.ListenerSetting;
 import dev.idem.listener.ListenerSpec;
+import dev.idem.rocketmq.DelayLevels;
+import dev.idem.rocketmq.IdemConcurrentlyListener;
+import dev.idem.rocketmq.IdemOrderlyListener;
+import dev.idem.rocketmq.PushConsumerRules;
+import dev.idem.rocketmq.RocketMqDeadLetterPublisher;
+import dev.idem.spring.Broker;
+import dev.idem.spring.Idempotent;
+import dev.idem.spring.internal.ListenerMethods;
 import dev.idem.spring.internal.ListenerPlans;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.spring.annotation.ConsumeMode;
@@ -82,7 +83,8 @@ public final class RocketMqListenerWrapping {
 
     /** Builds the listener's processor and registers Idem as its consumer's listener. */
     public void wrap(ListenerSpec plan, IdempotentProcessor.Builder<Object> processor) {
-        DefaultRocketMQListenerContainer container = byName.get(plan.name());
+        DefaultRocketMQListenerContainer container = Objects.requireNonNull(byName.get(plan.name()),
+                "a listener this wraps");
         DefaultMQPushConsumer consumer = container.getConsumer();
         boolean orderly = container.getConsumeMode() == ConsumeMode.ORDERLY;
         String settings = "@RocketMQMessageListener on " + plan.where() + " (idem.listeners." + plan.name() + ")";
@@ -95,7 +97,7 @@ public final class RocketMqListenerWrapping {
         DeadLetterRouting routing = ListenerProcessors.deadLetterRouting(plan).orElse(DeadLetterRouting.ROCKETMQ_DEFAULT);
         ProcessorComposer.Composed<Object> composed;
         try {
-            ConsumerRules.requireClustering(consumer);
+            PushConsumerRules.requireClustering(consumer);
             composed = ProcessorComposer.forConsumer("group", consumer.getConsumerGroup())
                     .ownPublisher(() -> RocketMqDeadLetterPublisher.start(consumer, routing))
                     .limits(limits -> raiseReconsumeTimes(plan, consumer, orderly, limits.maxAttempts()))
@@ -105,8 +107,8 @@ public final class RocketMqListenerWrapping {
         }
         closing.add(composed::close);
         IdempotentProcessor<Object> built = composed.processor();
-        consumer.registerMessageListener(orderly ? IdemOrderlyListener.of(built, ConsumerRules.maxStall(consumer))
-                : IdemConcurrentlyListener.of(built, DelayLevels.defaults(), ConsumerRules.maxStall(consumer)));
+        consumer.registerMessageListener(orderly ? IdemOrderlyListener.of(built, PushConsumerRules.maxStall(consumer))
+                : IdemConcurrentlyListener.of(built, DelayLevels.defaults(), PushConsumerRules.maxStall(consumer)));
         LOG.info("Idem wraps @RocketMQMessageListener {} as '{}' (group {}, {})", plan.where(), plan.name(),
                 plan.group(), orderly ? "orderly" : "concurrently");
     }
@@ -114,14 +116,10 @@ public final class RocketMqListenerWrapping {
     /** Raises the container's redeliveries to what Idem's attempts need: Idem, not the broker, decides the dead letter. */
     private static void raiseReconsumeTimes(ListenerSpec plan, DefaultMQPushConsumer consumer, boolean orderly,
                                             int maxAttempts) {
-        int needed = maxAttempts + ConsumerRules.RECONSUME_HEADROOM;
-        // -1 is the client's default: 16 for concurrent consumers, unbounded for orderly ones.
         int configured = consumer.getMaxReconsumeTimes();
-        if (orderly ? configured >= 0 && configured < needed : configured < needed) {
-            LOG.info("Idem listener '{}': maxReconsumeTimes {} raised to {} (Idem decides the dead letter)",
-                    plan.name(), configured, needed);
-            consumer.setMaxReconsumeTimes(needed);
-        }
+        PushConsumerRules.raiseReconsumeTimes(consumer, orderly, maxAttempts).ifPresent(raised ->
+                LOG.info("Idem listener '{}': maxReconsumeTimes {} raised to {} (Idem decides the dead letter)",
+                        plan.name(), configured, raised));
     }
 
     /** Closes the processors, then the dead-letter producers, after the containers stopped. */

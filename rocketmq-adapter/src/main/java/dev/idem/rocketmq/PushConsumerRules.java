@@ -1,13 +1,16 @@
-package dev.idem.rocketmq.internal;
+package dev.idem.rocketmq;
 
 import java.time.Duration;
+import java.util.OptionalInt;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 
 /**
- * What a push consumer must look like for Idem to be in charge of it, checked in one place for
- * both entry points. Not public API. Thread-safe (no state).
+ * What a push consumer must look like for Idem to be in charge of it, in one place for Idem's entry
+ * points and for integrations that put Idem on a consumer a framework made (rocketmq-spring's
+ * container): clustering, enough redeliveries for Idem's attempts, and how long a call may stall.
+ * Thread-safe (no state).
  */
-public final class ConsumerRules {
+public final class PushConsumerRules {
 
     /**
      * Redeliveries Idem needs beyond its attempts: Busy and Deferred redeliveries raise the broker's
@@ -19,7 +22,7 @@ public final class ConsumerRules {
     // The client's maxReconsumeTimes of -1 means 16 for concurrent listeners (orderly: unbounded).
     private static final int DEFAULT_CONCURRENT_RECONSUME_TIMES = 16;
 
-    private ConsumerRules() {
+    private PushConsumerRules() {
     }
 
     /**
@@ -66,6 +69,24 @@ public final class ConsumerRules {
                     + " dead-letters into %DLQ%" + consumer.getConsumerGroup() + " behind Idem's back;"
                     + " call consumer.setMaxReconsumeTimes(" + needed + ") or more");
         }
+    }
+
+    /**
+     * Raises the consumer's {@code maxReconsumeTimes} to what Idem's attempts need, where it is lower:
+     * Idem, not the broker, decides the dead letter.
+     *
+     * @return the value set, or empty when the consumer already allowed enough
+     */
+    public static OptionalInt raiseReconsumeTimes(DefaultMQPushConsumer consumer, boolean orderly,
+                                                            int maxAttempts) {
+        int needed = maxAttempts + RECONSUME_HEADROOM;
+        // -1 is the client's default: 16 for concurrent consumers, unbounded for orderly ones.
+        int configured = consumer.getMaxReconsumeTimes();
+        if (orderly ? configured >= 0 && configured < needed : configured < needed) {
+            consumer.setMaxReconsumeTimes(needed);
+            return OptionalInt.of(needed);
+        }
+        return OptionalInt.empty();
     }
 
     /**
