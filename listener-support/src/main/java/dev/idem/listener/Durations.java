@@ -7,10 +7,14 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
-/** Durations as users write them in properties: {@code 500ms}, {@code 30s}, {@code 2m}, {@code 1h}, {@code 1d}, or ISO-8601. */
+/**
+ * Durations as users write them in properties and annotations: {@code 500ms}, {@code 30s}, {@code 2m},
+ * {@code 1h}, {@code 1d} (units in any case, {@code ns} and {@code us} too), a bare number of
+ * milliseconds, or ISO-8601: what Spring Boot's simple and ISO styles read.
+ */
 public final class Durations {
 
-    private static final Pattern SHORT = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
+    private static final Pattern SHORT = Pattern.compile("(\\d+)\\s*(ns|us|ms|s|m|h|d)?", Pattern.CASE_INSENSITIVE);
 
     private Durations() {
     }
@@ -26,7 +30,10 @@ public final class Durations {
         try {
             if (m.matches()) {
                 long n = Long.parseLong(m.group(1));
-                duration = switch (m.group(2)) {
+                String unit = m.group(2) == null ? "ms" : m.group(2).toLowerCase(java.util.Locale.ROOT);
+                duration = switch (unit) {
+                    case "ns" -> Duration.ofNanos(n);
+                    case "us" -> Duration.ofNanos(Math.multiplyExact(n, 1_000L));
                     case "ms" -> Duration.ofMillis(n);
                     case "s" -> Duration.ofSeconds(n);
                     case "m" -> Duration.ofMinutes(n);

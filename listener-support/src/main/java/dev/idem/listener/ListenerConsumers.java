@@ -47,8 +47,8 @@ public final class ListenerConsumers {
     public static IdemKafkaShareConsumer<Object> kafkaShare(ListenerSpec spec,
                                                             IdempotentProcessor.Builder<Object> processor,
                                                             Map<String, Object> client) {
-        // As kafka(): a helper over both builders' common type would make verifying this class load the
-        // Kafka adapter, which an application on RocketMQ alone does not have.
+        // Written out as in kafka(): a helper over both builders' common type would make verifying this
+        // class load the Kafka adapter, which an application on RocketMQ alone does not have.
         IdemKafkaShareConsumer.Builder<Object> builder = IdemKafkaShareConsumer.builder(withGroup(client, spec), processor)
                 .topics(spec.topic()).onFailure(failure -> LOG.warn("Idem listener '{}' trouble", spec.name(), failure));
         spec.get(ListenerSetting.CONCURRENCY).ifPresent(builder::concurrency);

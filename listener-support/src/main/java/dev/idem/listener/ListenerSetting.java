@@ -175,12 +175,22 @@ public final class ListenerSetting<T> {
     }
 
     /**
-     * Checks that a value bound by a framework is one of the setting's: exception classes are
+     * Checks a value before anything starts: whole numbers are at least 1 (0 on an annotation means
+     * unset and never gets here), durations positive, a fraction within 0 and 1, exception classes
      * {@code Throwable}s.
      *
      * @throws IllegalArgumentException saying what was expected
      */
     T check(T value) {
+        if (value instanceof Integer n && n < 1) {
+            throw new IllegalArgumentException("must be >= 1 but was " + n);
+        }
+        if (value instanceof Duration d && (d.isNegative() || d.isZero())) {
+            throw new IllegalArgumentException("must be a positive duration but was " + d);
+        }
+        if (value instanceof Double fraction && !(fraction >= 0 && fraction <= 1)) {
+            throw new IllegalArgumentException("must be between 0 and 1 but was " + fraction);
+        }
         if (value instanceof Class<?>[] classes) {
             for (Class<?> c : classes) {
                 if (!Throwable.class.isAssignableFrom(c)) {

@@ -226,7 +226,7 @@ public final class ListenerSpec {
             if (!setting.scope().takenBy(broker, isWrapped)) {
                 throw new IllegalArgumentException(origin + (isWrapped && setting.scope() == ListenerSetting.Scope.OWN_CONSUMER
                         ? " is not a setting of a wrapped listener (" + wrappedBecause + ")"
-                        : isWrapped ? " is a setting of Idem's own " + setting.scope() + " consumer, not of a wrapped listener"
+                        : isWrapped ? " is a setting of Idem's own " + brokerOf(setting) + " consumer, not of a wrapped listener"
                         : " is a setting of " + brokerOf(setting) + " listeners, and this listener consumes from "
                         + broker.display()));
             }
@@ -258,14 +258,15 @@ public final class ListenerSpec {
          * Sets every setting {@code annotation} carries as a member of the setting's
          * {@linkplain ListenerSetting#member() name}: {@code member} gives a member's text, placeholders
          * resolved, or empty when the annotation has no such member. A member left at its default, empty
-         * or {@code 0}, leaves the setting unset.
+         * or a whole number's {@code 0}, leaves the setting unset.
          *
          * @param annotation the annotation's name, {@code @IdempotentListener}, for messages
          * @throws IllegalArgumentException naming the member when its text is not a value of the setting
          */
         public Builder annotated(String annotation, Function<String, Optional<String>> member) {
             for (ListenerSetting<?> setting : ListenerSetting.all()) {
-                member.apply(setting.member()).filter(text -> !text.isEmpty() && !"0".equals(text)).ifPresent(text ->
+                member.apply(setting.member()).filter(text -> !text.isEmpty()
+                        && !(setting.type() == Integer.class && "0".equals(text.trim()))).ifPresent(text ->
                         setText(setting, text, annotation + "(" + setting.member() + ") on " + where));
             }
             return this;

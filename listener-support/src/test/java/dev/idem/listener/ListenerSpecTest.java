@@ -64,6 +64,27 @@ class ListenerSpecTest {
     }
 
     @Test
+    void aValueOutOfRangeIsRefusedBeforeAnythingStarts() {
+        assertThatThrownBy(() -> spec(ListenerBroker.KAFKA).configured(key -> key.equals("concurrency")
+                ? Optional.of("0") : Optional.empty()))
+                .hasMessage("idem.listeners.orders.concurrency must be >= 1 but was 0");
+        assertThatThrownBy(() -> spec(ListenerBroker.KAFKA).configured(key -> key.equals("backoff-jitter")
+                ? Optional.of("1.5") : Optional.empty()))
+                .hasMessage("idem.listeners.orders.backoff-jitter must be between 0 and 1 but was 1.5");
+        assertThatThrownBy(() -> spec(ListenerBroker.KAFKA).configuredValues(setting -> setting == ListenerSetting.LEASE
+                ? Optional.of(java.time.Duration.ZERO) : Optional.empty()))
+                .hasMessage("idem.listeners.orders.lease must be a positive duration but was PT0S");
+    }
+
+    @Test
+    void durationsAreReadAsSpringBootReadsThem() {
+        assertThat(List.of(ListenerSetting.LEASE.parse("45000"), ListenerSetting.LEASE.parse("30S"),
+                ListenerSetting.LEASE.parse("PT1M"), ListenerSetting.LEASE.parse("2 m")))
+                .containsExactly(Duration.ofSeconds(45), Duration.ofSeconds(30), Duration.ofMinutes(1),
+                        Duration.ofMinutes(2));
+    }
+
+    @Test
     void aSettingOfAnotherBrokersConsumerIsRefused() {
         assertThatThrownBy(() -> spec(ListenerBroker.KAFKA).configured(key -> key.equals("batch-size")
                 ? Optional.of("10") : Optional.empty()))

@@ -77,9 +77,8 @@ public final class PushConsumerRules {
      *
      * @return the value set, or empty when the consumer already allowed enough
      */
-    public static OptionalInt raiseReconsumeTimes(DefaultMQPushConsumer consumer, boolean orderly,
-                                                            int maxAttempts) {
-        int needed = maxAttempts + RECONSUME_HEADROOM;
+    public static OptionalInt raiseReconsumeTimes(DefaultMQPushConsumer consumer, boolean orderly, int maxAttempts) {
+        int needed = (int) Math.min(Integer.MAX_VALUE, (long) maxAttempts + RECONSUME_HEADROOM);
         // -1 is the client's default: 16 for concurrent consumers, unbounded for orderly ones.
         int configured = consumer.getMaxReconsumeTimes();
         if (orderly ? configured >= 0 && configured < needed : configured < needed) {

@@ -144,11 +144,6 @@ public final class ConsumerLifecycle implements LoopEvents {
         return failure;
     }
 
-    /** Started and neither closed nor failed. */
-    public boolean isRunning() {
-        return state.isLive();
-    }
-
     @Override
     public void joined() {
         if (state == ConsumerState.STARTING) {
