@@ -154,8 +154,16 @@ class MicronautStartupFailuresIT {
     @Test
     void retriesThatCannotFitTheWindows(RedisEndpoint redis) {
         Map<String, Object> p = valid(redis);
+        // 5,000 attempts, a minute's backoff apart, outlast the one-day attempts window.
+        p.put("idem.listeners.health-orders.max-attempts", "5000");
+        assertThat(failure(p)).contains("idem.listeners.health-orders").contains("maxAttempts (5000)");
+    }
+
+    @Test
+    void noAttemptsAtAll(RedisEndpoint redis) {
+        Map<String, Object> p = valid(redis);
         p.put("idem.listeners.health-orders.max-attempts", "0");
-        assertThat(failure(p)).contains("idem.listeners.health-orders").contains("maxAttempts");
+        assertThat(failure(p)).contains("idem.listeners.health-orders.max-attempts must be >= 1 but was 0");
     }
 
     @Test
