@@ -1,9 +1,7 @@
 package dev.idem.core;
 
 import dev.idem.core.internal.Failures;
-import dev.idem.core.internal.Prepared;
 import dev.idem.core.internal.Tracing;
-import dev.idem.core.spi.Claim;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -50,26 +48,23 @@ final class CheckStep<T> {
     }
 
     /** The system of record has the key: a duplicate, or a dead letter whose compensation is to finish. */
-    Outcome foundApplied(Round<T> round, Prepared<T> item, Claim.Claimed claimed, Delivery<T> delivery,
-                         String reason) throws Exception {
-        OptionalLong pending = dedupCheck.compensationPending(delivery);
+    Outcome foundApplied(Attempt<T> a, String reason) throws Exception {
+        OptionalLong pending = dedupCheck.compensationPending(a.delivery());
         if (pending.isPresent()) {
-            return deadLetterStep.recoverCompensation(round, item, claimed, pending.getAsLong());
+            return deadLetterStep.recoverCompensation(a, pending.getAsLong());
         }
-        return new Outcome.Duplicate(item.key(), reason);
+        return new Outcome.Duplicate(a.key(), reason);
     }
 
     /** Runs the business check again; a found effect completes the key as a duplicate. */
-    Optional<Outcome> alreadyApplied(Round<T> round, Prepared<T> item, Claim.Claimed claimed,
-                                     Delivery<T> delivery) {
+    Optional<Outcome> alreadyApplied(Attempt<T> a) {
         try {
-            if (found(delivery)) {
-                return Optional.of(foundApplied(round, item, claimed, delivery,
-                        "found by the business check after a failure"));
+            if (found(a.delivery())) {
+                return Optional.of(foundApplied(a, "found by the business check after a failure"));
             }
             return Optional.empty();
         } catch (Exception e) {
-            return Optional.of(setbacks.release(round, item, setbacks.deferred(item, "business check unavailable: "
+            return Optional.of(setbacks.release(a.round, a.item, setbacks.deferred(a.item, "business check unavailable: "
                     + Failures.describe(e), e)));
         }
     }

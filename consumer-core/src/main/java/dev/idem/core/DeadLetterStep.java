@@ -83,8 +83,9 @@ final class DeadLetterStep<T> {
      * letter is published and acknowledged by the broker, then the key is marked dead with its
      * compensation held by this owner, then the compensation runs and its outcome is recorded.
      */
-    Outcome deadLetter(Round<T> round, Prepared<T> item, Claim.Claimed claimed, int attempts, String reason,
-                               String error, @Nullable Throwable cause) {
+    Outcome deadLetter(Attempt<T> a, int attempts, String reason, String error, @Nullable Throwable cause) {
+        Round<T> round = a.round;
+        Prepared<T> item = a.item;
         IdempotencyKey key = item.key();
         try {
             if (!claims.doom(key, round.owner, reason, error)) {
@@ -93,8 +94,8 @@ final class DeadLetterStep<T> {
         } catch (ClaimStoreException e) {
             return setbacks.deferred(item, "claim store unavailable", e);
         }
-        DeadLetter letter = deadLetterOf(item, claimed.fence(), attempts, reason, error, cause,
-                claimed.firstFailureAt());
+        DeadLetter letter = deadLetterOf(item, a.claimed.fence(), attempts, reason, error, cause,
+                a.claimed.firstFailureAt());
         Tracing.Step publishSpan = tracing.step("idem dead letter").attribute("idem.reason", reason);
         try {
             deadLetters.publish(letter);
@@ -164,7 +165,9 @@ final class DeadLetterStep<T> {
      * under the fence the ledger recorded with the dead letter, so the compensation keeps its id. The
      * letter is not published again.
      */
-    Outcome recoverCompensation(Round<T> round, Prepared<T> item, Claim.Claimed claimed, long recordedFence) {
+    Outcome recoverCompensation(Attempt<T> a, long recordedFence) {
+        Round<T> round = a.round;
+        Prepared<T> item = a.item;
         IdempotencyKey key = item.key();
         String reason = "dead-lettered earlier; compensation finished after the claim store lost its record";
         try {
@@ -177,8 +180,8 @@ final class DeadLetterStep<T> {
         }
         LOG.warn("{} was dead-lettered earlier but its compensation has no outcome, and the claim store lost "
                 + "its record: compensating now", key);
-        DeadLetter letter = deadLetterOf(item, recordedFence, claimed.attempt() - 1, reason, "", null,
-                claimed.firstFailureAt());
+        DeadLetter letter = deadLetterOf(item, recordedFence, a.claimed.attempt() - 1, reason, "", null,
+                a.claimed.firstFailureAt());
         Compensated compensated = compensate(round, letter);
         if (compensated != Compensated.RECORDED) {
             return notRecorded(item, compensated);

@@ -44,8 +44,10 @@ final class FailureStep<T> {
         this.deadLetterStep = deadLetterStep;
     }
 
-    Outcome failed(Round<T> round, Prepared<T> item, Claim.Claimed claimed, Delivery<T> delivery,
-                           Throwable failure) {
+    Outcome failed(Attempt<T> a, Throwable failure) {
+        Round<T> round = a.round;
+        Prepared<T> item = a.item;
+        Claim.Claimed claimed = a.claimed;
         IdempotencyKey key = item.key();
         Optional<Duration> trouble = setbacks.troubleAge(key, failure);
         if (trouble.isPresent()) {
@@ -64,11 +66,11 @@ final class FailureStep<T> {
         boolean fatal = failures.isFatal(failure);
         if (fatal || claimed.attempt() >= maxAttempts) {
             // The transaction may have committed although the handler threw (a lost commit reply).
-            Optional<Outcome> applied = checkStep.alreadyApplied(round, item, claimed, delivery);
+            Optional<Outcome> applied = checkStep.alreadyApplied(a);
             if (applied.isPresent()) {
                 return applied.get();
             }
-            return deadLetterStep.deadLetter(round, item, claimed, claimed.attempt(), fatal ? "non-retryable failure"
+            return deadLetterStep.deadLetter(a, claimed.attempt(), fatal ? "non-retryable failure"
                     : "attempts exhausted", Failures.describe(failure), failure);
         }
         try {

@@ -13,7 +13,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -250,20 +249,20 @@ final class Protocol<T> implements AutoCloseable {
 
         // 2c. A dead letter decided earlier, a defect, or a crash loop: no run (dooming the key
         // confirms the claim is still ours).
+        Attempt<T> a = new Attempt<>(round, item, claimed);
         if (claimed.deadLetterReason().isPresent()) {
             String error = claimed.lastError().orElse("");
-            return deadLetterStep.deadLetter(round, item, claimed, attempt - 1, claimed.deadLetterReason().get(), error, null);
+            return deadLetterStep.deadLetter(a, attempt - 1, claimed.deadLetterReason().get(), error, null);
         }
         if (item.defect() != null) {
-            return deadLetterStep.deadLetter(round, item, claimed, attempt - 1, item.defect(), Failures.describe(item.defectCause()),
+            return deadLetterStep.deadLetter(a, attempt - 1, item.defect(), Failures.describe(item.defectCause()),
                     item.defectCause());
         }
-        Delivery<T> delivery = new Delivery<>(key, claimed.fence(), attempt, item.envelope(),
-                Objects.requireNonNull(item.payload(), "a message without a defect is decoded"));
+        Delivery<T> delivery = a.delivery();
         if (attempt > maxAttempts && !claimed.fresh()) {
             // The handler started maxAttempts times and never finished. A fresh record's attempt comes
             // from the broker's count alone, which also grows on deferrals: it gets one real run first.
-            return checkStep.alreadyApplied(round, item, claimed, delivery).orElseGet(() -> deadLetterStep.deadLetter(round, item, claimed, attempt - 1,
+            return checkStep.alreadyApplied(a).orElseGet(() -> deadLetterStep.deadLetter(a, attempt - 1,
                     "attempts exhausted: the handler started " + (attempt - 1) + " times without finishing "
                             + "(the process crashed)", claimed.lastError().orElse(""), null));
         }
@@ -293,7 +292,7 @@ final class Protocol<T> implements AutoCloseable {
         // refuses duplicates itself (the ledger's row comes first in its transaction) is that check.
         try {
             if (checkFirst && checkStep.found(delivery)) {
-                return checkStep.foundApplied(round, item, claimed, delivery, "found by the business check");
+                return checkStep.foundApplied(a, "found by the business check");
             }
         } catch (Exception e) {
             // Before the handler: a takeover goes back abandoned, its count taken back, for the next owner.
@@ -314,8 +313,7 @@ final class Protocol<T> implements AutoCloseable {
             if (refused != null) {
                 // Refused by the system of record, also when an interceptor wrapped the refusal.
                 try {
-                    return checkStep.foundApplied(round, item, claimed, delivery, "refused by the system of record: "
-                            + refused.getMessage());
+                    return checkStep.foundApplied(a, "refused by the system of record: " + refused.getMessage());
                 } catch (Exception unavailable) {
                     return setbacks.release(round, item, setbacks.deferred(item, "business check unavailable: "
                             + Failures.describe(unavailable), unavailable));
@@ -326,7 +324,7 @@ final class Protocol<T> implements AutoCloseable {
                 // the next run is counted).
                 throw error;
             }
-            return failureStep.failed(round, item, claimed, delivery, e);
+            return failureStep.failed(a, e);
         }
         handlerSpan.close();
         boolean leaseLost = round.held.lost(key) || round.held.mayHaveExpired(key);
