@@ -26,8 +26,9 @@ import org.slf4j.MDC;
  *       and hold the claims (their leases are renewed until the batch closes): {@link ClaimStep};</li>
  *   <li>{@link #run}, per message: read the claim's answer, make sure the lease still holds, run the
  *       business check, run the handler, then settle: done, or a failure's retry, deferral or dead
- *       letter ({@link FailureStep}, {@link DeadLetterStep}); what stops a trip short without failing
- *       it is {@link Setbacks};</li>
+ *       letter ({@link HandlerStep}, {@link FailureStep}, {@link DeadLetterStep}), the message's
+ *       {@link Attempt} travelling through them; what stops a trip short without failing it is
+ *       {@link Setbacks};</li>
  *   <li>{@link #close}: release the claims of messages never started, and complete the finished keys
  *       in one round trip that is sent, not awaited ({@link Completions}, decision 0007).</li>
  * </ol>
@@ -54,8 +55,6 @@ final class Protocol<T> implements AutoCloseable {
     private final EffectLedger<? super T> dedupCheck;
     // False when the handler itself refuses what the check would find (the ledger's insert comes first).
     private final boolean checkFirst;
-    private final DeliveryHandler<T> handler;
-    private final HandlerInterceptor interceptor;
     private final int maxAttempts;
     private final Duration lease;
     private final Deferrals deferrals;
@@ -70,7 +69,7 @@ final class Protocol<T> implements AutoCloseable {
     private final Setbacks<T> setbacks;
     private final DeadLetterStep<T> deadLetterStep;
     private final CheckStep<T> checkStep;
-    private final FailureStep<T> failureStep;
+    private final HandlerStep<T> handlerStep;
     private final HeldHere heldHere;
     private final Completions<T> completions;
 
@@ -78,8 +77,6 @@ final class Protocol<T> implements AutoCloseable {
         this.claims = c.claims();
         this.dedupCheck = EffectLedger.of(c.dedupCheck());
         this.checkFirst = !dedupCheck.refusesDuplicates(c.handler());
-        this.handler = c.handler();
-        this.interceptor = c.interceptor();
         this.maxAttempts = c.maxAttempts();
         this.lease = c.lease();
         this.deferrals = new Deferrals(c.backoff().delay(64));
@@ -96,7 +93,8 @@ final class Protocol<T> implements AutoCloseable {
                 setbacks, meters, tracing);
         this.checkStep = new CheckStep<>(dedupCheck, c.dedupCheck() != DedupCheck.none(), tracing, deadLetterStep,
                 setbacks);
-        this.failureStep = new FailureStep<>(c, claims, failures, setbacks, checkStep, deadLetterStep);
+        this.handlerStep = new HandlerStep<>(c, meters, tracing, checkStep,
+                new FailureStep<>(c, claims, failures, setbacks, checkStep, deadLetterStep), setbacks);
         this.heldHere = new HeldHere();
         this.completions = new Completions<>(c.claims(), renewer, meters, tracing, c.ticker(), heldHere);
         this.claimStep = new ClaimStep<>(new Preparation<>(c.group(), c.codec(), KeyTextSource.of(c.keys())),
@@ -258,7 +256,6 @@ final class Protocol<T> implements AutoCloseable {
             return deadLetterStep.deadLetter(a, attempt - 1, item.defect(), Failures.describe(item.defectCause()),
                     item.defectCause());
         }
-        Delivery<T> delivery = a.delivery();
         if (attempt > maxAttempts && !claimed.fresh()) {
             // The handler started maxAttempts times and never finished. A fresh record's attempt comes
             // from the broker's count alone, which also grows on deferrals: it gets one real run first.
@@ -291,7 +288,7 @@ final class Protocol<T> implements AutoCloseable {
         // 2e. The business dedup check: the system of record has the last word. A handler that
         // refuses duplicates itself (the ledger's row comes first in its transaction) is that check.
         try {
-            if (checkFirst && checkStep.found(delivery)) {
+            if (checkFirst && checkStep.found(a.delivery())) {
                 return checkStep.foundApplied(a, "found by the business check");
             }
         } catch (Exception e) {
@@ -301,39 +298,7 @@ final class Protocol<T> implements AutoCloseable {
         }
 
         // 2f. The handler, through the interceptor slot, while the lease is renewed.
-        Tracing.Step handlerSpan = tracing.step("idem handler");
-        try {
-            meters.handler(() -> {
-                interceptor.intercept(delivery, new OnceProceed(() -> handler.handle(delivery)));
-                return null;
-            });
-        } catch (Exception | Error e) {
-            DuplicateEffectException refused = Failures.refusal(e);
-            (refused != null ? handlerSpan.attribute("idem.refused", true) : handlerSpan.failed(e)).close();
-            if (refused != null) {
-                // Refused by the system of record, also when an interceptor wrapped the refusal.
-                try {
-                    return checkStep.foundApplied(a, "refused by the system of record: " + refused.getMessage());
-                } catch (Exception unavailable) {
-                    return setbacks.release(round, item, setbacks.deferred(item, "business check unavailable: "
-                            + Failures.describe(unavailable), unavailable));
-                }
-            }
-            if (e instanceof Error error && Failures.isCrash(error)) {
-                // The process cannot go on: leave the claim as a crash would (its lease expires and
-                // the next run is counted).
-                throw error;
-            }
-            return failureStep.failed(a, e);
-        }
-        handlerSpan.close();
-        boolean leaseLost = round.held.lost(key) || round.held.mayHaveExpired(key);
-        if (leaseLost) {
-            meters.leaseLost(1);
-            LOG.warn("{} applied, but its lease may have passed to another owner while the handler ran; the "
-                    + "business check is what keeps the effect single", key);
-        }
-        return new Outcome.Applied(key, claimed.fence(), attempt, leaseLost);
+        return handlerStep.run(a);
     }
 
     /** Renews one held key now; false if it is no longer ours (or the store cannot tell). */

@@ -1,0 +1,77 @@
+package dev.idem.core;
+
+import dev.idem.core.internal.Failures;
+import dev.idem.core.internal.Meters;
+import dev.idem.core.internal.Tracing;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Step 2f of {@link Protocol}: the handler, through the interceptor slot, while the lease is renewed.
+ * Applied; or refused by the system of record, which is the business check's answer; or failed, which
+ * {@link FailureStep} settles. Thread-safe (no state of its own).
+ *
+ * @param <T> payload type
+ */
+final class HandlerStep<T> {
+
+    // Its lines are the protocol's.
+    private static final Logger LOG = LoggerFactory.getLogger(Protocol.class);
+
+    private final DeliveryHandler<T> handler;
+    private final HandlerInterceptor interceptor;
+    private final Meters meters;
+    private final Tracing tracing;
+    private final CheckStep<T> checkStep;
+    private final FailureStep<T> failureStep;
+    private final Setbacks<T> setbacks;
+
+    HandlerStep(ProcessorConfig<T> c, Meters meters, Tracing tracing, CheckStep<T> checkStep,
+                FailureStep<T> failureStep, Setbacks<T> setbacks) {
+        this.handler = c.handler();
+        this.interceptor = c.interceptor();
+        this.meters = meters;
+        this.tracing = tracing;
+        this.checkStep = checkStep;
+        this.failureStep = failureStep;
+        this.setbacks = setbacks;
+    }
+
+    Outcome run(Attempt<T> a) {
+        Delivery<T> delivery = a.delivery();
+        IdempotencyKey key = a.key();
+        Tracing.Step handlerSpan = tracing.step("idem handler");
+        try {
+            meters.handler(() -> {
+                interceptor.intercept(delivery, new OnceProceed(() -> handler.handle(delivery)));
+                return null;
+            });
+        } catch (Exception | Error e) {
+            DuplicateEffectException refused = Failures.refusal(e);
+            (refused != null ? handlerSpan.attribute("idem.refused", true) : handlerSpan.failed(e)).close();
+            if (refused != null) {
+                // Refused by the system of record, also when an interceptor wrapped the refusal.
+                try {
+                    return checkStep.foundApplied(a, "refused by the system of record: " + refused.getMessage());
+                } catch (Exception unavailable) {
+                    return setbacks.release(a.round, a.item, setbacks.deferred(a.item, "business check unavailable: "
+                            + Failures.describe(unavailable), unavailable));
+                }
+            }
+            if (e instanceof Error error && Failures.isCrash(error)) {
+                // The process cannot go on: leave the claim as a crash would (its lease expires and
+                // the next run is counted).
+                throw error;
+            }
+            return failureStep.failed(a, e);
+        }
+        handlerSpan.close();
+        boolean leaseLost = a.round.held.lost(key) || a.round.held.mayHaveExpired(key);
+        if (leaseLost) {
+            meters.leaseLost(1);
+            LOG.warn("{} applied, but its lease may have passed to another owner while the handler ran; the "
+                    + "business check is what keeps the effect single", key);
+        }
+        return new Outcome.Applied(key, a.claimed.fence(), a.claimed.attempt(), leaseLost);
+    }
+}
