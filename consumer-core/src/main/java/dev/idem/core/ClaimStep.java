@@ -9,11 +9,11 @@ import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreException;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -140,6 +140,30 @@ final class ClaimStep<T> {
             throw e;
         } catch (Exception e) {
             throw new IllegalStateException("claim store failed unexpectedly", e);
+        }
+    }
+
+    /** Step 2d: counts the takeover of a key, confirming its lease; false if it is no longer ours. */
+    boolean count(Round<T> round, IdempotencyKey key) {
+        long sentAt = ticker.nanos();
+        if (!claims.count(key, round.owner, lease)) {
+            return false;
+        }
+        round.held.confirmed(key, sentAt);
+        return true;
+    }
+
+    /** Renews one held key now; false if it is no longer ours (or the store cannot tell). */
+    boolean stillOurs(Round<T> round, IdempotencyKey key) {
+        long sentAt = ticker.nanos();
+        try {
+            if (claims.renew(List.of(key), round.owner, lease).isEmpty()) {
+                round.held.confirmed(key, sentAt);
+                return true;
+            }
+            return false;
+        } catch (ClaimStoreException e) {
+            return false;
         }
     }
 }

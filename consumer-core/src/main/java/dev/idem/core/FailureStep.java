@@ -12,10 +12,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Step 2g of a message's trip ({@link Protocol}): settling a handler's failure. Infrastructure
- * trouble within {@code maxDeferral} is deferred and not counted; a fatal failure or the last attempt
- * goes to the dead letter (after the business check, in case the effect committed after all);
- * anything else is counted in the claim store and retried after the backoff. Thread-safe.
+ * After step 2f of a message's trip ({@link Protocol}): what a handler's failure comes to.
+ * Infrastructure trouble within {@code maxDeferral} is deferred and not counted; a fatal failure or
+ * the last attempt is for the dead letter ({@link Next.Doom}: the protocol gives the business check
+ * a last look first, in case the effect committed after all); anything else is counted in the claim
+ * store and retried after the backoff. Thread-safe.
  *
  * @param <T> payload type
  */
@@ -29,22 +30,17 @@ final class FailureStep<T> {
     private final Duration maxDeferral;
     private final Backoff backoff;
     private final Setbacks<T> setbacks;
-    private final CheckStep<T> checkStep;
-    private final DeadLetterStep<T> deadLetterStep;
 
-    FailureStep(ProcessorConfig<T> c, ClaimStore claims, Failures failures, Setbacks<T> setbacks,
-                CheckStep<T> checkStep, DeadLetterStep<T> deadLetterStep) {
+    FailureStep(ProcessorConfig<T> c, ClaimStore claims, Failures failures, Setbacks<T> setbacks) {
         this.claims = claims;
         this.failures = failures;
         this.maxAttempts = c.maxAttempts();
         this.maxDeferral = c.maxDeferral();
         this.backoff = c.backoff();
         this.setbacks = setbacks;
-        this.checkStep = checkStep;
-        this.deadLetterStep = deadLetterStep;
     }
 
-    Outcome failed(Attempt<T> a, Throwable failure) {
+    Next failed(Attempt<T> a, Throwable failure) {
         Round<T> round = a.round;
         Prepared<T> item = a.item;
         Claim.Claimed claimed = a.claimed;
@@ -55,8 +51,8 @@ final class FailureStep<T> {
             if (age.compareTo(maxDeferral) <= 0) {
                 LOG.warn("attempt {} of {} met infrastructure trouble; deferring, not counting it", claimed.attempt(),
                         key, failure);
-                return setbacks.release(round, item, setbacks.deferred(item, "infrastructure unavailable: " + Failures.describe(failure),
-                        failure));
+                return new Next.Settled(setbacks.release(round, item, setbacks.deferred(item,
+                        "infrastructure unavailable: " + Failures.describe(failure), failure)));
             }
             // Trouble that outlasts the bound is the message's own (a host that is gone, a request
             // that can never succeed): counted, so it ends in the dead letter instead of blocking.
@@ -65,24 +61,21 @@ final class FailureStep<T> {
         }
         boolean fatal = failures.isFatal(failure);
         if (fatal || claimed.attempt() >= maxAttempts) {
-            // The transaction may have committed although the handler threw (a lost commit reply).
-            Optional<Outcome> applied = checkStep.alreadyApplied(a);
-            if (applied.isPresent()) {
-                return applied.get();
-            }
-            return deadLetterStep.deadLetter(a, claimed.attempt(), fatal ? "non-retryable failure"
-                    : "attempts exhausted", Failures.describe(failure), failure);
+            // The transaction may have committed although the handler threw (a lost commit reply): the
+            // business check has a last look first.
+            return new Next.Doom(claimed.attempt(), fatal ? "non-retryable failure" : "attempts exhausted",
+                    Failures.describe(failure), failure);
         }
         try {
             round.held.drop(key);   // given up now: a renewal under way will not find it, and that is no loss
             Optional<FailureCount> count = claims.fail(key, round.owner, Failures.describe(failure));
             int attempts = count.map(FailureCount::attempts).orElse(claimed.attempt());
             LOG.warn("attempt {} of {} failed for {}; redelivering", attempts, maxAttempts, key, failure);
-            return new Outcome.Retrying(key, attempts, failure, backoff.delay(attempts));
+            return new Next.Settled(new Outcome.Retrying(key, attempts, failure, backoff.delay(attempts)));
         } catch (ClaimStoreException e) {
             LOG.warn("attempt {} failed for {} and could not be counted (claim store unavailable)",
                     claimed.attempt(), key, failure);
-            return setbacks.deferred(item, "claim store unavailable", e);
+            return new Next.Settled(setbacks.deferred(item, "claim store unavailable", e));
         }
     }
 }

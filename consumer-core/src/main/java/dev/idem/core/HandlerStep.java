@@ -9,7 +9,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Step 2f of {@link Protocol}: the handler, through the interceptor slot, while the lease is renewed.
  * Applied; or refused by the system of record, which is the business check's answer; or failed, which
- * {@link FailureStep} settles. Thread-safe (no state of its own).
+ * the protocol hands to {@link FailureStep}. Thread-safe (no state of its own).
  *
  * @param <T> payload type
  */
@@ -22,22 +22,16 @@ final class HandlerStep<T> {
     private final HandlerInterceptor interceptor;
     private final Meters meters;
     private final Tracing tracing;
-    private final CheckStep<T> checkStep;
-    private final FailureStep<T> failureStep;
-    private final Setbacks<T> setbacks;
 
-    HandlerStep(ProcessorConfig<T> c, Meters meters, Tracing tracing, CheckStep<T> checkStep,
-                FailureStep<T> failureStep, Setbacks<T> setbacks) {
+    HandlerStep(ProcessorConfig<T> c, Meters meters, Tracing tracing) {
         this.handler = c.handler();
         this.interceptor = c.interceptor();
         this.meters = meters;
         this.tracing = tracing;
-        this.checkStep = checkStep;
-        this.failureStep = failureStep;
-        this.setbacks = setbacks;
     }
 
-    Outcome run(Attempt<T> a) {
+    /** Applied ({@link Next.Settled}), refused by the system of record, or failed; a crash is thrown. */
+    Next run(Attempt<T> a) {
         Delivery<T> delivery = a.delivery();
         IdempotencyKey key = a.key();
         Tracing.Step handlerSpan = tracing.step("idem handler");
@@ -51,19 +45,14 @@ final class HandlerStep<T> {
             (refused != null ? handlerSpan.attribute("idem.refused", true) : handlerSpan.failed(e)).close();
             if (refused != null) {
                 // Refused by the system of record, also when an interceptor wrapped the refusal.
-                try {
-                    return checkStep.foundApplied(a, "refused by the system of record: " + refused.getMessage());
-                } catch (Exception unavailable) {
-                    return setbacks.release(a.round, a.item, setbacks.deferred(a.item, "business check unavailable: "
-                            + Failures.describe(unavailable), unavailable));
-                }
+                return new Next.Refused("refused by the system of record: " + refused.getMessage());
             }
             if (e instanceof Error error && Failures.isCrash(error)) {
                 // The process cannot go on: leave the claim as a crash would (its lease expires and
                 // the next run is counted).
                 throw error;
             }
-            return failureStep.failed(a, e);
+            return new Next.Failed(e);
         }
         handlerSpan.close();
         boolean leaseLost = a.round.held.lost(key) || a.round.held.mayHaveExpired(key);
@@ -72,6 +61,6 @@ final class HandlerStep<T> {
             LOG.warn("{} applied, but its lease may have passed to another owner while the handler ran; the "
                     + "business check is what keeps the effect single", key);
         }
-        return new Outcome.Applied(key, a.claimed.fence(), a.claimed.attempt(), leaseLost);
+        return new Next.Settled(new Outcome.Applied(key, a.claimed.fence(), a.claimed.attempt(), leaseLost));
     }
 }

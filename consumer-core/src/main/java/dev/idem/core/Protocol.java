@@ -51,7 +51,6 @@ final class Protocol<T> implements AutoCloseable {
     private static final Duration SAME_KEY_RETRY = Duration.ofMillis(100);
     private static final Object RUNNING = new Object();
 
-    private final ClaimStore claims;
     private final EffectLedger<? super T> dedupCheck;
     // False when the handler itself refuses what the check would find (the ledger's insert comes first).
     private final boolean checkFirst;
@@ -60,7 +59,6 @@ final class Protocol<T> implements AutoCloseable {
     private final Deferrals deferrals;
     private final Failures failures;
     private final Clock clock;
-    private final Ticker ticker;
     private final Meters meters;
     private final Tracing tracing;
     private final Consumer<Outcome> onOutcome;
@@ -70,11 +68,11 @@ final class Protocol<T> implements AutoCloseable {
     private final DeadLetterStep<T> deadLetterStep;
     private final CheckStep<T> checkStep;
     private final HandlerStep<T> handlerStep;
+    private final FailureStep<T> failureStep;
     private final HeldHere heldHere;
     private final Completions<T> completions;
 
     Protocol(ProcessorConfig<T> c, Meters meters, Tracing tracing) {
-        this.claims = c.claims();
         this.dedupCheck = EffectLedger.of(c.dedupCheck());
         this.checkFirst = !dedupCheck.refusesDuplicates(c.handler());
         this.maxAttempts = c.maxAttempts();
@@ -82,7 +80,6 @@ final class Protocol<T> implements AutoCloseable {
         this.deferrals = new Deferrals(c.backoff().delay(64));
         this.failures = new Failures(c.fatal(), c.infrastructure());
         this.clock = c.clock();
-        this.ticker = c.ticker();
         this.meters = meters;
         this.tracing = tracing;
         meters.oldestDeferral(() -> oldestDeferral().orElse(Duration.ZERO));
@@ -91,10 +88,9 @@ final class Protocol<T> implements AutoCloseable {
         this.setbacks = new Setbacks<>(c.claims(), deferrals, c.backoff(), failures, c.clock(), meters);
         this.deadLetterStep = new DeadLetterStep<>(c, dedupCheck, new CompensationRecords(dedupCheck), deferrals,
                 setbacks, meters, tracing);
-        this.checkStep = new CheckStep<>(dedupCheck, c.dedupCheck() != DedupCheck.none(), tracing, deadLetterStep,
-                setbacks);
-        this.handlerStep = new HandlerStep<>(c, meters, tracing, checkStep,
-                new FailureStep<>(c, claims, failures, setbacks, checkStep, deadLetterStep), setbacks);
+        this.checkStep = new CheckStep<>(dedupCheck, c.dedupCheck() != DedupCheck.none(), tracing);
+        this.handlerStep = new HandlerStep<>(c, meters, tracing);
+        this.failureStep = new FailureStep<>(c, c.claims(), failures, setbacks);
         this.heldHere = new HeldHere();
         this.completions = new Completions<>(c.claims(), renewer, meters, tracing, c.ticker(), heldHere);
         this.claimStep = new ClaimStep<>(new Preparation<>(c.group(), c.codec(), KeyTextSource.of(c.keys())),
@@ -229,7 +225,7 @@ final class Protocol<T> implements AutoCloseable {
         if (claim instanceof Claim.Compensate cut) {
             // A dead letter whose compensation was cut off by a crash: finish it, once, and only
             // while the compensation is still ours.
-            if (round.held.lost(key) || (round.held.mayHaveExpired(key) && !confirmRenewed(round, key))) {
+            if (round.held.lost(key) || (round.held.mayHaveExpired(key) && !claimStep.stillOurs(round, key))) {
                 return setbacks.leaseLost(key);
             }
             return deadLetterStep.takeOver(round, item, cut);
@@ -259,9 +255,8 @@ final class Protocol<T> implements AutoCloseable {
         if (attempt > maxAttempts && !claimed.fresh()) {
             // The handler started maxAttempts times and never finished. A fresh record's attempt comes
             // from the broker's count alone, which also grows on deferrals: it gets one real run first.
-            return checkStep.alreadyApplied(a).orElseGet(() -> deadLetterStep.deadLetter(a, attempt - 1,
-                    "attempts exhausted: the handler started " + (attempt - 1) + " times without finishing "
-                            + "(the process crashed)", claimed.lastError().orElse(""), null));
+            return follow(a, new Next.Doom(attempt - 1, "attempts exhausted: the handler started " + (attempt - 1)
+                    + " times without finishing (the process crashed)", claimed.lastError().orElse(""), null));
         }
 
         // 2d. Before anything runs, the lease must still be ours: a takeover of an abandoned claim is
@@ -273,12 +268,10 @@ final class Protocol<T> implements AutoCloseable {
                 // finished first, so a crash now cannot run those again.
                 completions.completeWaiting(round);
             }
-            long sentAt = ticker.nanos();
             try {
-                if (!claims.count(key, round.owner, lease)) {
+                if (!claimStep.count(round, key)) {
                     return setbacks.leaseLost(key);
                 }
-                round.held.confirmed(key, sentAt);
             } catch (ClaimStoreException e) {
                 return setbacks.release(round, item, setbacks.deferred(item, "claim store unavailable", e),
                         claimed.takenOverFromCrash());
@@ -289,7 +282,7 @@ final class Protocol<T> implements AutoCloseable {
         // refuses duplicates itself (the ledger's row comes first in its transaction) is that check.
         try {
             if (checkFirst && checkStep.found(a.delivery())) {
-                return checkStep.foundApplied(a, "found by the business check");
+                return follow(a, checkStep.foundApplied(a, "found by the business check"));
             }
         } catch (Exception e) {
             // Before the handler: a takeover goes back abandoned, its count taken back, for the next owner.
@@ -298,20 +291,43 @@ final class Protocol<T> implements AutoCloseable {
         }
 
         // 2f. The handler, through the interceptor slot, while the lease is renewed.
-        return handlerStep.run(a);
+        return follow(a, handlerStep.run(a));
     }
 
-    /** Renews one held key now; false if it is no longer ours (or the store cannot tell). */
-    private boolean confirmRenewed(Round<T> round, IdempotencyKey key) {
-        long sentAt = ticker.nanos();
-        try {
-            if (claims.renew(List.of(key), round.owner, lease).isEmpty()) {
-                round.held.confirmed(key, sentAt);
-                return true;
+    /** Where a step's answer leads: the steps hand their next move back here rather than call each other. */
+    private Outcome follow(Attempt<T> a, Next next) {
+        if (next instanceof Next.Settled settled) {
+            return settled.outcome();
+        }
+        if (next instanceof Next.Recover recover) {
+            return deadLetterStep.recoverCompensation(a, recover.fence());
+        }
+        if (next instanceof Next.Failed failed) {
+            return follow(a, failureStep.failed(a, failed.failure()));
+        }
+        if (next instanceof Next.Refused refused) {
+            try {
+                return follow(a, checkStep.foundApplied(a, refused.reason()));
+            } catch (Exception unavailable) {
+                return setbacks.release(a.round, a.item, setbacks.deferred(a.item, "business check unavailable: "
+                        + Failures.describe(unavailable), unavailable));
             }
-            return false;
-        } catch (ClaimStoreException e) {
-            return false;
+        }
+        Next.Doom doom = (Next.Doom) next;
+        return lastLook(a).orElseGet(() -> deadLetterStep.deadLetter(a, doom.attempts(), doom.reason(), doom.error(),
+                doom.cause()));
+    }
+
+    /** The business check asked again before a dead letter: an effect that committed after all is a duplicate. */
+    private Optional<Outcome> lastLook(Attempt<T> a) {
+        try {
+            if (checkStep.found(a.delivery())) {
+                return Optional.of(follow(a, checkStep.foundApplied(a, "found by the business check after a failure")));
+            }
+            return Optional.empty();
+        } catch (Exception e) {
+            return Optional.of(setbacks.release(a.round, a.item, setbacks.deferred(a.item, "business check unavailable: "
+                    + Failures.describe(e), e)));
         }
     }
 
