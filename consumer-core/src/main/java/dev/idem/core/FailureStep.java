@@ -63,8 +63,8 @@ final class FailureStep<T> {
         if (fatal || claimed.attempt() >= maxAttempts) {
             // The transaction may have committed although the handler threw (a lost commit reply): the
             // business check has a last look first.
-            return new Next.Doom(claimed.attempt(), fatal ? "non-retryable failure" : "attempts exhausted",
-                    Failures.describe(failure), failure);
+            return new Next.Doom(claimed.attempt(), fatal ? "non-retryable failure" : "attempts exhausted", null,
+                    failure);
         }
         try {
             round.held.drop(key);   // given up now: a renewal under way will not find it, and that is no loss

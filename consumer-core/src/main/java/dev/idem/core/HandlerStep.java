@@ -45,7 +45,7 @@ final class HandlerStep<T> {
             (refused != null ? handlerSpan.attribute("idem.refused", true) : handlerSpan.failed(e)).close();
             if (refused != null) {
                 // Refused by the system of record, also when an interceptor wrapped the refusal.
-                return new Next.Refused("refused by the system of record: " + refused.getMessage());
+                return new Next.Refused(refused);
             }
             if (e instanceof Error error && Failures.isCrash(error)) {
                 // The process cannot go on: leave the claim as a crash would (its lease expires and

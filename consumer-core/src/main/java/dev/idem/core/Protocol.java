@@ -307,15 +307,16 @@ final class Protocol<T> implements AutoCloseable {
         }
         if (next instanceof Next.Refused refused) {
             try {
-                return follow(a, checkStep.foundApplied(a, refused.reason()));
+                return follow(a, checkStep.foundApplied(a, "refused by the system of record: "
+                        + refused.refusal().getMessage()));
             } catch (Exception unavailable) {
                 return setbacks.release(a.round, a.item, setbacks.deferred(a.item, "business check unavailable: "
                         + Failures.describe(unavailable), unavailable));
             }
         }
         Next.Doom doom = (Next.Doom) next;
-        return lastLook(a).orElseGet(() -> deadLetterStep.deadLetter(a, doom.attempts(), doom.reason(), doom.error(),
-                doom.cause()));
+        return lastLook(a).orElseGet(() -> deadLetterStep.deadLetter(a, doom.attempts(), doom.reason(),
+                doom.error() != null ? doom.error() : Failures.describe(doom.cause()), doom.cause()));
     }
 
     /** The business check asked again before a dead letter: an effect that committed after all is a duplicate. */
