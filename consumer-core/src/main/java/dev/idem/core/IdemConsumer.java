@@ -35,8 +35,10 @@ public interface IdemConsumer extends AutoCloseable {
 
     /**
      * Completes once the consumer has let go of everything after {@link #close()} (no message runs any
-     * more, lease renewal and its dead-letter producer stopped). Default: at once, for a consumer whose
-     * close returns only then.
+     * more, lease renewal and its dead-letter producer stopped). A close that returns at its bound while
+     * a handler still runs (the Kafka consumers') completes this later: close what those records still
+     * use (the Redis client, a publisher of your own) then. Default: at once, for a consumer whose close
+     * returns only then.
      */
     default CompletionStage<Void> released() {
         return CompletableFuture.completedStage(null);

@@ -1,6 +1,8 @@
 package dev.idem.listener;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 
@@ -8,7 +10,7 @@ import java.util.Locale;
  * One setting a declared listener takes from its annotation or its properties: its property key
  * ({@code max-deferral}), the annotation member or bean property that carries it ({@code maxDeferral}),
  * its type and which listeners take it. No default lives here: a setting left unset keeps the
- * builder's. Adding a setting is a constant here, its line where it is applied
+ * builder's. Adding a setting is a constant here (it registers itself), its line where it is applied
  * ({@link ListenerProcessors} or {@link ListenerConsumers}) and, for Spring Boot, a property.
  *
  * @param <T> the value's type
@@ -39,6 +41,9 @@ public final class ListenerSetting<T> {
             };
         }
     }
+
+    // Every setting, in declaration order: each constant adds itself, so none can be left out.
+    private static final List<ListenerSetting<?>> ALL = new ArrayList<>();
 
     /** Handler attempts before the dead letter. */
     public static final ListenerSetting<Integer> MAX_ATTEMPTS = new ListenerSetting<>("max-attempts", Integer.class, Scope.ANY);
@@ -87,10 +92,6 @@ public final class ListenerSetting<T> {
     public static final ListenerSetting<ConsumeFrom> CONSUME_FROM =
             new ListenerSetting<>("consume-from", ConsumeFrom.class, Scope.ROCKETMQ);
 
-    private static final List<ListenerSetting<?>> ALL = List.of(MAX_ATTEMPTS, LEASE, DEAD_LETTER_TOPIC, BACKOFF_INITIAL,
-            BACKOFF_MAX, BACKOFF_JITTER, MAX_DEFERRAL, COMPENSATION_ATTEMPTS, FATAL_EXCEPTIONS,
-            INFRASTRUCTURE_EXCEPTIONS, CLOSE_TIMEOUT, CONCURRENCY, JOIN_TIMEOUT,
-            DELIVERY_LIMIT_REFRESH, BATCH_SIZE, ORDERLY, CONSUME_FROM);
 
     private final String key;
     private final String member;
@@ -102,11 +103,12 @@ public final class ListenerSetting<T> {
         this.member = camel(key);
         this.type = type;
         this.scope = scope;
+        ALL.add(this);
     }
 
     /** Every setting. */
     public static List<ListenerSetting<?>> all() {
-        return ALL;
+        return Collections.unmodifiableList(ALL);
     }
 
     /** The property key under a listener's section, {@code max-deferral}. */

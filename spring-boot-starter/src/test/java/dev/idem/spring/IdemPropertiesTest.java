@@ -15,7 +15,7 @@ class IdemPropertiesTest {
     /** A setting the listener support adds is bound from {@code idem.listeners.<name>.*} only with its property here. */
     @Test
     void everyListenerSettingIsAPropertyOfItsTypeUnsetByDefault() {
-        BeanWrapperImpl listener = new BeanWrapperImpl(new IdemProperties.Listener());
+        BeanWrapperImpl listener = new BeanWrapperImpl(new IdemListenerProperties());
         for (ListenerSetting<?> setting : ListenerSetting.all()) {
             assertThat(listener.isWritableProperty(setting.member())).as(setting.key()).isTrue();
             assertThat(listener.getPropertyType(setting.member())).as(setting.key()).isEqualTo(setting.type());
@@ -29,7 +29,7 @@ class IdemPropertiesTest {
                 "idem.listeners.orders.fatal-exceptions", "java.lang.ArithmeticException, java.time.DateTimeException",
                 "idem.listeners.orders.consume-from", "first-offset")))
                 .bind("idem", IdemProperties.class).get();
-        IdemProperties.Listener orders = bound.getListeners().get("orders");
+        IdemListenerProperties orders = bound.getListeners().get("orders");
         assertThat(orders.getFatalExceptions()).containsExactly(ArithmeticException.class, DateTimeException.class);
         assertThat(orders.getConsumeFrom()).isEqualTo(dev.idem.listener.ConsumeFrom.FIRST_OFFSET);
     }

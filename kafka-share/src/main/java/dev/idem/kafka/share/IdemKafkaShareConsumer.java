@@ -151,12 +151,6 @@ public final class IdemKafkaShareConsumer<T> implements IdemConsumer {
         return life.failure();
     }
 
-    /**
-     * Completes once the consumer has let go of everything after {@link #close()}: no record runs any
-     * more, lease renewal has stopped and the dead-letter producer is closed. {@code close()} returns
-     * at its bound even when a handler still runs; close what those records still use (the Redis
-     * client, a publisher of your own) when this completes.
-     */
     @Override
     public CompletionStage<Void> released() {
         return life.released();

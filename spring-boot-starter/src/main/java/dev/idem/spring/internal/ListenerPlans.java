@@ -4,16 +4,17 @@ import dev.idem.core.Compensation;
 import dev.idem.core.DeadLetter;
 import dev.idem.core.KeySource;
 import dev.idem.core.PayloadCodec;
+import dev.idem.listener.ListenerBroker;
+import dev.idem.listener.ListenerHandler;
+import dev.idem.listener.ListenerPayloads;
+import dev.idem.listener.ListenerSpec;
 import dev.idem.spring.Broker;
+import dev.idem.spring.IdemListenerProperties;
 import dev.idem.spring.IdemProperties;
 import dev.idem.spring.Idempotent;
 import dev.idem.spring.IdempotentCompensation;
 import dev.idem.spring.IdempotentListener;
 import dev.idem.spring.KeyFrom;
-import dev.idem.listener.ListenerBroker;
-import dev.idem.listener.ListenerHandler;
-import dev.idem.listener.ListenerPayloads;
-import dev.idem.listener.ListenerSpec;
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.util.LinkedHashMap;
@@ -155,7 +156,7 @@ public final class ListenerPlans {
 
     /** The listener's section of {@code idem.listeners}, over what its annotation set. */
     private ListenerSpec.Builder configured(ListenerSpec.Builder spec, String name) {
-        IdemProperties.Listener section = properties.getListeners().get(name);
+        IdemListenerProperties section = properties.getListeners().get(name);
         if (section == null) {
             return spec;
         }
