@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -24,11 +25,13 @@ import org.slf4j.MDC;
  * <ol>
  *   <li>{@link #open}: decode each message and find its key, claim every key in one round trip,
  *       and hold the claims (their leases are renewed until the batch closes): {@link ClaimStep};</li>
- *   <li>{@link #run}, per message: read the claim's answer, make sure the lease still holds, run the
- *       business check, run the handler, then settle: done, or a failure's retry, deferral or dead
- *       letter ({@link HandlerStep}, {@link FailureStep}, {@link DeadLetterStep}), the message's
- *       {@link Attempt} travelling through them; what stops a trip short without failing it is
- *       {@link Setbacks};</li>
+ *   <li>{@link #run}, per message: read the claim's answer (2a, {@code answered}), stop a run that
+ *       must not happen (2b, 2c, {@code beforeRun}), make sure the lease still holds (2d,
+ *       {@code confirmLease}), run the business check (2e, {@code check}), run the handler (2f), then
+ *       settle: done, or a failure's retry, deferral or dead letter ({@link HandlerStep},
+ *       {@link FailureStep}, {@link DeadLetterStep}, each step's next move followed by
+ *       {@code follow}), the message's {@link Attempt} travelling through them; what stops a trip
+ *       short without failing it is {@link Setbacks};</li>
  *   <li>{@link #close}: release the claims of messages never started, and complete the finished keys
  *       in one round trip that is sent, not awaited ({@link Completions}, decision 0007).</li>
  * </ol>
@@ -45,11 +48,6 @@ import org.slf4j.MDC;
 final class Protocol<T> implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Protocol.class);
-    // A copy of a key running on another thread of the same batch waits this long for its outcome,
-    // then comes back busy this soon.
-    private static final Duration SAME_KEY_WAIT = Duration.ofSeconds(1);
-    private static final Duration SAME_KEY_RETRY = Duration.ofMillis(100);
-    private static final Object RUNNING = new Object();
 
     private final EffectLedger<? super T> dedupCheck;
     // False when the handler itself refuses what the check would find (the ledger's insert comes first).
@@ -155,31 +153,11 @@ final class Protocol<T> implements AutoCloseable {
         if (round.claimFailure != null) {
             return record(item, setbacks.deferred(item, "claim store unavailable", round.claimFailure));
         }
-        // The same key earlier in this batch is not run again; one running on another thread is
-        // waited for (a copy in another partition or listener call), and is then settled.
-        Object prior = round.settled.putIfAbsent(key, RUNNING);
-        if (prior == RUNNING) {
-            prior = round.awaitSettled(key, SAME_KEY_WAIT);
-            if (!(prior instanceof Outcome)) {
-                return record(item, new Outcome.Busy(key, SAME_KEY_RETRY));
-            }
+        Outcome copy = round.runOrAnswer(key);
+        if (copy != null) {
+            return record(item, copy);
         }
-        if (prior instanceof Outcome earlier) {
-            return record(item, earlier.disposition().acknowledges()
-                    ? new Outcome.Duplicate(key, "same key earlier in this batch")
-                    : new Outcome.Busy(key, earlier.disposition().delay()));
-        }
-        // Marked before running, together with the closed check: an abandon either sees this
-        // message started (and leaves its claim alone) or stops it here. If the process cannot
-        // go on (an out-of-memory error escapes), the key is left as after a crash.
-        synchronized (round) {
-            if (round.closed) {
-                round.unsettle(key);
-                throw new IllegalStateException("batch is closed");
-            }
-            round.started.add(key);
-            round.running++;
-        }
+        // If the process cannot go on (an out-of-memory error escapes), the key is left as after a crash.
         Claim claim = null;
         Outcome outcome = null;
         MDC.put("idem.key", key.value());
@@ -192,8 +170,7 @@ final class Protocol<T> implements AutoCloseable {
             MDC.remove("idem.topic");
             MDC.remove("idem.attempt");
             completions.stopped(round);
-            // A run that ended without an outcome (a crash error): its copies are busy, as after a crash.
-            round.settle(key, outcome != null ? outcome : new Outcome.Busy(key, SAME_KEY_RETRY));
+            round.settle(key, outcome);
         }
         if (claim instanceof Claim.Claimed && (outcome instanceof Outcome.Applied
                 || outcome instanceof Outcome.Duplicate)) {
@@ -206,9 +183,29 @@ final class Protocol<T> implements AutoCloseable {
         return record(item, outcome);
     }
 
+    /** Steps 2a to 2f; each of 2b to 2e returns an outcome when the trip ends there, null to go on. */
     private Outcome settle(Round<T> round, Prepared<T> item, Claim claim) {
+        if (!(claim instanceof Claim.Claimed claimed)) {
+            return answered(round, item, claim);
+        }
+        MDC.put("idem.attempt", Integer.toString(claimed.attempt()));
+        tracing.current().attribute("idem.attempt", claimed.attempt()).attribute("idem.fence", claimed.fence())
+                .event("idem.claimed", "idem.claim", claimed.abandoned() ? "taken over" : claimed.fresh() ? "new" : "again");
+        Attempt<T> a = new Attempt<>(round, item, claimed);
+        Outcome early = beforeRun(a);
+        if (early == null) {
+            early = confirmLease(a);
+        }
+        if (early == null) {
+            early = check(a);
+        }
+        // 2f. The handler, through the interceptor slot, while the lease is renewed.
+        return early != null ? early : follow(a, handlerStep.run(a));
+    }
+
+    /** 2a. The claim's answer when it is not ours to run: settled earlier, someone else's, or unreadable. */
+    private Outcome answered(Round<T> round, Prepared<T> item, Claim claim) {
         IdempotencyKey key = item.key();
-        // 2a. The claim's answer: settled earlier, someone else's, or ours.
         if (claim instanceof Claim.Done) {
             return new Outcome.Duplicate(key, "recorded as done in the claim store");
         }
@@ -222,32 +219,30 @@ final class Protocol<T> implements AutoCloseable {
         if (claim instanceof Claim.Unreadable unreadable) {
             return setbacks.deferred(item, "unreadable claim record: " + unreadable.detail(), null);
         }
-        if (claim instanceof Claim.Compensate cut) {
-            // A dead letter whose compensation was cut off by a crash: finish it, once, and only
-            // while the compensation is still ours.
-            if (round.held.lost(key) || (round.held.mayHaveExpired(key) && !claimStep.stillOurs(round, key))) {
-                return setbacks.leaseLost(key);
-            }
-            return deadLetterStep.takeOver(round, item, cut);
-        }
-        Claim.Claimed claimed = (Claim.Claimed) claim;
-        int attempt = claimed.attempt();
-        MDC.put("idem.attempt", Integer.toString(attempt));
-        tracing.current().attribute("idem.attempt", attempt).attribute("idem.fence", claimed.fence())
-                .event("idem.claimed", "idem.claim", claimed.abandoned() ? "taken over" : claimed.fresh() ? "new" : "again");
-
-        // 2b. A lease found lost is not ours any more.
-        if (round.held.lost(key)) {
+        // A dead letter whose compensation was cut off by a crash: finish it, once, and only
+        // while the compensation is still ours.
+        Claim.Compensate cut = (Claim.Compensate) claim;
+        if (round.held.lost(key) || (round.held.mayHaveExpired(key) && !claimStep.stillOurs(round, key))) {
             return setbacks.leaseLost(key);
         }
+        return deadLetterStep.takeOver(round, item, cut);
+    }
 
-        // 2c. A dead letter decided earlier, a defect, or a crash loop: no run (dooming the key
-        // confirms the claim is still ours).
-        Attempt<T> a = new Attempt<>(round, item, claimed);
-        if (claimed.deadLetterReason().isPresent()) {
-            String error = claimed.lastError().orElse("");
-            return deadLetterStep.deadLetter(a, attempt - 1, claimed.deadLetterReason().get(), error, null);
+    /**
+     * 2b and 2c. A lease found lost is not ours any more; a dead letter decided earlier, a defect, or a
+     * crash loop gets no run (dooming the key confirms the claim is still ours).
+     */
+    private @Nullable Outcome beforeRun(Attempt<T> a) {
+        Claim.Claimed claimed = a.claimed;
+        if (a.round.held.lost(a.key())) {
+            return setbacks.leaseLost(a.key());
         }
+        int attempt = claimed.attempt();
+        if (claimed.deadLetterReason().isPresent()) {
+            return deadLetterStep.deadLetter(a, attempt - 1, claimed.deadLetterReason().get(),
+                    claimed.lastError().orElse(""), null);
+        }
+        Prepared<T> item = a.item;
         if (item.defect() != null) {
             return deadLetterStep.deadLetter(a, attempt - 1, item.defect(), Failures.describe(item.defectCause()),
                     item.defectCause());
@@ -258,40 +253,45 @@ final class Protocol<T> implements AutoCloseable {
             return follow(a, new Next.Doom(attempt - 1, "attempts exhausted: the handler started " + (attempt - 1)
                     + " times without finishing (the process crashed)", claimed.lastError().orElse(""), null));
         }
+        return null;
+    }
 
-        // 2d. Before anything runs, the lease must still be ours: a takeover of an abandoned claim is
-        // counted now (so a crash loop reaches the dead letter), and a lease that may have lapsed
-        // while the batch waited is confirmed with the store.
-        if (claimed.abandoned() || round.held.mayHaveExpired(key)) {
-            if (claimed.abandoned()) {
-                // This message may be one that crashes the process: complete what this batch has
-                // finished first, so a crash now cannot run those again.
-                completions.completeWaiting(round);
-            }
-            try {
-                if (!claimStep.count(round, key)) {
-                    return setbacks.leaseLost(key);
-                }
-            } catch (ClaimStoreException e) {
-                return setbacks.release(round, item, setbacks.deferred(item, "claim store unavailable", e),
-                        claimed.takenOverFromCrash());
-            }
+    /**
+     * 2d. Before anything runs, the lease must still be ours: a takeover of an abandoned claim is
+     * counted now (so a crash loop reaches the dead letter), and a lease that may have lapsed while the
+     * batch waited is confirmed with the store.
+     */
+    private @Nullable Outcome confirmLease(Attempt<T> a) {
+        Claim.Claimed claimed = a.claimed;
+        if (!claimed.abandoned() && !a.round.held.mayHaveExpired(a.key())) {
+            return null;
         }
-
-        // 2e. The business dedup check: the system of record has the last word. A handler that
-        // refuses duplicates itself (the ledger's row comes first in its transaction) is that check.
+        if (claimed.abandoned()) {
+            // This message may be one that crashes the process: complete what this batch has
+            // finished first, so a crash now cannot run those again.
+            completions.completeWaiting(a.round);
+        }
         try {
-            if (checkFirst && checkStep.found(a.delivery())) {
-                return follow(a, checkStep.foundApplied(a, "found by the business check"));
-            }
-        } catch (Exception e) {
-            // Before the handler: a takeover goes back abandoned, its count taken back, for the next owner.
-            return setbacks.release(round, item, setbacks.deferred(item, "business check unavailable: " + Failures.describe(e), e),
+            return claimStep.count(a.round, a.key()) ? null : setbacks.leaseLost(a.key());
+        } catch (ClaimStoreException e) {
+            return setbacks.release(a.round, a.item, setbacks.deferred(a.item, "claim store unavailable", e),
                     claimed.takenOverFromCrash());
         }
+    }
 
-        // 2f. The handler, through the interceptor slot, while the lease is renewed.
-        return follow(a, handlerStep.run(a));
+    /**
+     * 2e. The business dedup check: the system of record has the last word. A handler that refuses
+     * duplicates itself (the ledger's row comes first in its transaction) is that check.
+     */
+    private @Nullable Outcome check(Attempt<T> a) {
+        try {
+            return checkFirst && checkStep.found(a.delivery())
+                    ? follow(a, checkStep.foundApplied(a, "found by the business check")) : null;
+        } catch (Exception e) {
+            // Before the handler: a takeover goes back abandoned, its count taken back, for the next owner.
+            return setbacks.release(a.round, a.item, setbacks.deferred(a.item, "business check unavailable: "
+                    + Failures.describe(e), e), a.claimed.takenOverFromCrash());
+        }
     }
 
     /** Where a step's answer leads: the steps hand their next move back here rather than call each other. */

@@ -23,6 +23,12 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  */
 final class Round<T> {
 
+    // A copy of a key running on another thread of the same batch waits this long for its outcome,
+    // then comes back busy this soon.
+    static final Duration SAME_KEY_WAIT = Duration.ofSeconds(1);
+    static final Duration SAME_KEY_RETRY = Duration.ofMillis(100);
+    private static final Object RUNNING = new Object();
+
     final String owner;
     final List<Prepared<T>> items;
     final Map<IdempotencyKey, Claim> claims;
@@ -72,9 +78,44 @@ final class Round<T> {
         this.toComplete = ConcurrentHashMap.newKeySet(items.size());
     }
 
-    /** Records a message's outcome, waking a copy waiting for it. */
-    void settle(IdempotencyKey key, Object outcome) {
-        settled.put(key, outcome);
+    /**
+     * Marks {@code key} as running here, or answers a copy of it: the same key earlier in this batch
+     * is not run again (a duplicate, or busy again when it was not acknowledged), and one running on
+     * another thread (a copy in another partition or listener call) is waited for, then settled the
+     * same way. Null when this message runs.
+     */
+    @Nullable Outcome runOrAnswer(IdempotencyKey key) {
+        Object prior = settled.putIfAbsent(key, RUNNING);
+        if (prior == RUNNING) {
+            prior = awaitSettled(key, SAME_KEY_WAIT);
+            if (!(prior instanceof Outcome)) {
+                return new Outcome.Busy(key, SAME_KEY_RETRY);
+            }
+        }
+        if (prior instanceof Outcome earlier) {
+            return earlier.disposition().acknowledges()
+                    ? new Outcome.Duplicate(key, "same key earlier in this batch")
+                    : new Outcome.Busy(key, earlier.disposition().delay());
+        }
+        // Marked before running, together with the closed check: an abandon either sees this
+        // message started (and leaves its claim alone) or stops it here.
+        synchronized (this) {
+            if (closed) {
+                unsettle(key);
+                throw new IllegalStateException("batch is closed");
+            }
+            started.add(key);
+            running++;
+        }
+        return null;
+    }
+
+    /**
+     * Records a message's outcome, waking a copy waiting for it; a run that ended without one (a
+     * crash error) leaves its copies busy, as after a crash.
+     */
+    void settle(IdempotencyKey key, @Nullable Outcome outcome) {
+        settled.put(key, outcome != null ? outcome : new Outcome.Busy(key, SAME_KEY_RETRY));
         wakeWaiting();
     }
 
@@ -96,7 +137,7 @@ final class Round<T> {
      * Waits at most {@code timeout} while {@code key} runs on another thread; returns what it settled
      * as, null if it never ran, or its running mark if it still runs.
      */
-    @Nullable Object awaitSettled(IdempotencyKey key, Duration timeout) {
+    private @Nullable Object awaitSettled(IdempotencyKey key, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (this) {
             awaiting++;
