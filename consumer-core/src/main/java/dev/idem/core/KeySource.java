@@ -44,6 +44,15 @@ public interface KeySource<T> {
     }
 
     /**
+     * The id an Idem outbox gave the message ({@link dev.idem.core.outbox.OutboxHeaders#MESSAGE_ID}): the
+     * same on every publication and on every re-run of the handler that sent it, so a consumer
+     * downstream of an outbox applies each message once.
+     */
+    static <T> KeySource<T> outboxId() {
+        return header(dev.idem.core.outbox.OutboxHeaders.MESSAGE_ID);
+    }
+
+    /**
      * The broker's message id (Kafka topic-partition@offset, RocketMQ unique id): stable across
      * redeliveries, but a producer that sends the same event twice makes two ids.
      */

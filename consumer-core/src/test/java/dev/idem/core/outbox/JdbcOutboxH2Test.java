@@ -1,0 +1,221 @@
+package dev.idem.core.outbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idem.core.Delivery;
+import dev.idem.core.jdbc.LedgerFixture;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The outbox on H2: what commits is published once per relay pass, in order; what rolls back never is. */
+class JdbcOutboxH2Test {
+
+    private Connection keepAlive;
+    private DataSource dataSource;
+    private JdbcOutbox outbox;
+
+    @BeforeEach
+    void outbox() throws SQLException {
+        String url = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+        keepAlive = DriverManager.getConnection(url);
+        dataSource = LedgerFixture.dataSource(url, "", "");
+        outbox = JdbcOutbox.builder(dataSource).createTable(true).build();
+    }
+
+    @AfterEach
+    void close() throws SQLException {
+        keepAlive.close();
+    }
+
+    @Test
+    void aRolledBackRunWritesNothingAndItsReRunWritesTheSameIds() throws Exception {
+        Delivery<String> delivery = LedgerFixture.delivery("inventory", "order-1", 1);
+        List<String> first = inTransaction(tx -> sendTwo(delivery, tx), false);
+        assertThat(rows()).isZero();
+
+        Delivery<String> again = LedgerFixture.delivery("inventory", "order-1", 2);
+        List<String> second = inTransaction(tx -> sendTwo(again, tx), true);
+
+        assertThat(second).isEqualTo(first).doesNotHaveDuplicates();
+        assertThat(rows()).isEqualTo(2);
+    }
+
+    @Test
+    void aCopyOfACommittedMessageCannotBeWritten() throws Exception {
+        Delivery<String> delivery = LedgerFixture.delivery("inventory", "order-1", 1);
+        inTransaction(tx -> sendTwo(delivery, tx), true);
+
+        assertThatThrownBy(() -> inTransaction(tx -> sendTwo(LedgerFixture.delivery("inventory", "order-1", 2), tx), true))
+                .isInstanceOf(SQLException.class).hasMessageContaining("is in idem_outbox already");
+        assertThat(rows()).isEqualTo(2);
+    }
+
+    @Test
+    void askingTwiceInOneRunNumbersOn() throws Exception {
+        Delivery<String> delivery = LedgerFixture.delivery("inventory", "order-1", 1);
+        List<String> ids = inTransaction(tx -> List.of(
+                outbox.sends(delivery, tx).send(OutboxMessage.to("stock").key("a").value("1")),
+                outbox.sends(delivery, tx).send(OutboxMessage.to("stock").key("a").value("2"))), true);
+
+        assertThat(ids).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void theRelayPublishesEachCommittedRowInOrderAndDeletesIt() throws Exception {
+        RecordingPublisher publisher = new RecordingPublisher(Set.of());
+        for (int i = 0; i < 30; i++) {
+            int n = i;
+            inTransaction(tx -> List.of(outbox.send(tx, OutboxMessage.to("stock").key("sku-" + (n % 3))
+                    .value("move-" + n).header("type", "StockMoved"))), true);
+        }
+        OutboxRelay relay = outbox.relay(publisher).batchSize(4).build();
+
+        int published = 0;
+        for (int pass = 0; pass < 20 && published < 30; pass++) {
+            published += relay.publishOnce();
+        }
+
+        assertThat(published).isEqualTo(30);
+        assertThat(rows()).isZero();
+        for (int k = 0; k < 3; k++) {
+            String key = "sku-" + k;
+            List<Integer> moves = publisher.published.stream().filter(r -> key.equals(r.key()))
+                    .map(r -> Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8).substring(5))).toList();
+            assertThat(moves).as(key).hasSize(10).isSorted();
+        }
+        assertThat(publisher.published.get(0).headers()).containsEntry("type", "StockMoved");
+        assertThat(relay.publishOnce()).isZero();
+    }
+
+    @Test
+    void aPoisonRowGoesDeadWithItsReasonAndHoldsUpNothing() throws Exception {
+        RecordingPublisher publisher = new RecordingPublisher(Set.of("nowhere"));
+        inTransaction(tx -> List.of(outbox.send(tx, OutboxMessage.to("nowhere").key("k").value("lost")),
+                outbox.send(tx, OutboxMessage.to("stock").key("k").value("kept"))), true);
+        OutboxRelay relay = outbox.relay(publisher).build();
+
+        relay.publishOnce();
+
+        assertThat(publisher.published).extracting(OutboxRecord::destination).containsExactly("stock");
+        OutboxStatus status = outbox.status();
+        assertThat(status.dead()).isEqualTo(1);
+        assertThat(status.backlog()).isZero();
+        assertThat(relay.deadLettered()).isEqualTo(1);
+        assertThat(lastError("nowhere")).isEqualTo("destination topic nowhere does not exist");
+    }
+
+    @Test
+    void whileTheBrokerIsDownRowsWaitAndAreCountedThenTheyDrain() throws Exception {
+        RecordingPublisher publisher = new RecordingPublisher(Set.of());
+        publisher.down = true;
+        inTransaction(tx -> List.of(outbox.send(tx, OutboxMessage.to("stock").key("k").value("v"))), true);
+        OutboxRelay relay = outbox.relay(publisher).build();
+
+        relay.publishOnce();
+        relay.publishOnce();
+        OutboxStatus waiting = outbox.status();
+        publisher.down = false;
+        relay.publishOnce();
+
+        assertThat(waiting.backlog()).isEqualTo(1);
+        assertThat(waiting.oldestUnsentAge()).isPresent();
+        assertThat(relay.retried()).isEqualTo(2);
+        assertThat(publisher.published).hasSize(1);
+        assertThat(publisher.published.get(0).attempts()).isEqualTo(2);
+        assertThat(outbox.status().backlog()).isZero();
+    }
+
+    @Test
+    void keptRowsAreMarkedSentAndLeaveTheBacklog() throws Exception {
+        RecordingPublisher publisher = new RecordingPublisher(Set.of());
+        inTransaction(tx -> List.of(outbox.send(tx, OutboxMessage.to("stock").key("k").value("v"))), true);
+
+        outbox.relay(publisher).keepSent(Duration.ofHours(1)).build().publishOnce();
+
+        assertThat(rows()).isEqualTo(1);
+        assertThat(outbox.status().backlog()).isZero();
+        assertThat(publisher.published).hasSize(1);
+    }
+
+    @Test
+    void theStartedRelayPublishesWithoutBeingAsked() throws Exception {
+        RecordingPublisher publisher = new RecordingPublisher(Set.of());
+        try (OutboxRelay relay = outbox.relay(publisher).pollInterval(Duration.ofMillis(20)).build().start()) {
+            inTransaction(tx -> List.of(outbox.send(tx, OutboxMessage.to("stock").key("k").value("v"))), true);
+            relay.wake();
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (publisher.published.isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+        }
+        assertThat(publisher.published).hasSize(1);
+    }
+
+    @Test
+    void badSettingsAreNamed() {
+        assertThatThrownBy(() -> JdbcOutbox.builder(dataSource).table("idem outbox").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("table must be a SQL identifier");
+        assertThatThrownBy(() -> JdbcOutbox.builder(dataSource).table("missing_outbox").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot be read");
+        assertThatThrownBy(() -> outbox.relay(new RecordingPublisher(Set.of())).batchSize(0).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("batchSize");
+        assertThatThrownBy(() -> OutboxMessage.to("stock").header(OutboxHeaders.MESSAGE_ID, "x"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("set by the outbox");
+    }
+
+    private List<String> sendTwo(Delivery<String> delivery, Connection tx) throws SQLException {
+        OutboxSends sends = outbox.sends(delivery, tx);
+        return List.of(sends.send(OutboxMessage.to("stock").key("sku-1").value("reserved")),
+                sends.send(OutboxMessage.to("audit").value("order-1 reserved")));
+    }
+
+    private interface Work {
+        List<String> run(Connection tx) throws SQLException;
+    }
+
+    private List<String> inTransaction(Work work, boolean commit) throws SQLException {
+        try (Connection tx = dataSource.getConnection()) {
+            tx.setAutoCommit(false);
+            List<String> ids = new ArrayList<>(work.run(tx));
+            if (commit) {
+                tx.commit();
+            } else {
+                tx.rollback();
+            }
+            return ids;
+        }
+    }
+
+    private int rows() throws SQLException {
+        try (Statement statement = keepAlive.createStatement();
+             ResultSet rows = statement.executeQuery("select count(*) from idem_outbox")) {
+            rows.next();
+            return rows.getInt(1);
+        }
+    }
+
+    private String lastError(String destination) throws SQLException {
+        try (Statement statement = keepAlive.createStatement();
+             ResultSet rows = statement.executeQuery("select last_error from idem_outbox where destination = '"
+                     + destination + "'")) {
+            rows.next();
+            return rows.getString(1);
+        }
+    }
+
+}
