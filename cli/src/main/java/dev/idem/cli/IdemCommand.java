@@ -3,6 +3,7 @@ package dev.idem.cli;
 import dev.idem.cli.commands.ClaimsCommand;
 import dev.idem.cli.commands.CompensationsCommand;
 import dev.idem.cli.commands.DlqCommand;
+import dev.idem.cli.commands.OutboxCommand;
 import dev.idem.cli.config.Setting;
 import dev.idem.cli.config.CommandConfig;
 import java.nio.file.Path;
@@ -22,8 +23,9 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "idem", mixinStandardHelpOptions = true, scope = ScopeType.INHERIT,
         versionProvider = Idem.Version.class, sortOptions = false, usageHelpAutoWidth = true,
-        description = "Inspect and replay Idem's dead letters, finish compensations, inspect and reset claims.",
-        subcommands = {DlqCommand.class, ClaimsCommand.class, CompensationsCommand.class,
+        description = "Inspect and replay Idem's dead letters, finish compensations, inspect and reset claims, "
+                + "look after the outbox.",
+        subcommands = {DlqCommand.class, ClaimsCommand.class, CompensationsCommand.class, OutboxCommand.class,
                 AutoComplete.GenerateCompletion.class},
         footer = {"", "Settings: a flag, else its environment variable, else the profile file",
                 "  ~/.idem/profiles.properties, lines <profile>.<setting>=value",
@@ -65,6 +67,10 @@ public final class IdemCommand implements Runnable {
             description = "The ledger's table; default idem_effect (IDEM_JDBC_TABLE)")
     String jdbcTable;
 
+    @Option(names = "--outbox-table", scope = ScopeType.INHERIT, paramLabel = "<table>",
+            description = "The outbox's table, in the ledger's database; default idem_outbox (IDEM_OUTBOX_TABLE)")
+    String outboxTable;
+
     @Option(names = "--profile", scope = ScopeType.INHERIT, paramLabel = "<name>",
             description = "Profile in the profile file; default 'default' (IDEM_PROFILE)")
     String profile;
@@ -99,6 +105,7 @@ public final class IdemCommand implements Runnable {
         put(flags, Setting.JDBC_URL, jdbcUrl);
         put(flags, Setting.JDBC_USER, jdbcUser);
         put(flags, Setting.JDBC_TABLE, jdbcTable);
+        put(flags, Setting.OUTBOX_TABLE, outboxTable);
         return CommandConfig.resolve(flags, environment, profileFile, profile);
     }
 
@@ -110,6 +117,6 @@ public final class IdemCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "a command is missing: dlq, claims or compensations");
+        throw new ParameterException(spec.commandLine(), "a command is missing: dlq, claims, compensations or outbox");
     }
 }

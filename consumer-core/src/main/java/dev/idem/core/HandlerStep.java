@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.internal.CurrentRun;
 import dev.idem.core.internal.Failures;
 import dev.idem.core.internal.Meters;
 import dev.idem.core.internal.Tracing;
@@ -35,6 +36,8 @@ final class HandlerStep<T> {
         Delivery<T> delivery = a.delivery();
         IdempotencyKey key = a.key();
         Tracing.Step handlerSpan = tracing.step("idem handler");
+        // What the handler sends through the outbox gets ids derived from this run.
+        CurrentRun outer = CurrentRun.enter(key);
         try {
             meters.handler(() -> {
                 interceptor.intercept(delivery, new OnceProceed(() -> handler.handle(delivery)));
@@ -53,6 +56,8 @@ final class HandlerStep<T> {
                 throw error;
             }
             return new Next.Failed(e);
+        } finally {
+            CurrentRun.leave(outer);
         }
         handlerSpan.close();
         boolean leaseLost = a.round.held.lost(key) || a.round.held.mayHaveExpired(key);

@@ -112,10 +112,10 @@ class KafkaOutboxIT {
             String id = delivery.payload().id();
             int run = runs.merge(id, 1, Integer::sum);
             if (run == 1 && id.hashCode() % 5 == 0) {
-                outbox.sends(delivery, tx).send(OutboxMessage.to(shipments).key(id).value("ghost of " + id));
+                outbox.send(tx, OutboxMessage.to(shipments).key(id).value("ghost of " + id));
                 throw new IllegalStateException("the warehouse said no, this time");
             }
-            outbox.sends(delivery, tx).send(OutboxMessage.to(shipments).key(id).value(id).header("type", "ShipmentRequested"));
+            outbox.send(tx, OutboxMessage.to(shipments).key(id).value(id).header("type", "ShipmentRequested"));
         }).claims(Guards.ON.claims(redisson, names.keyPrefix())).codec(PayloadCodec.json(Order.class))
                 .keys(KeySource.payload(Order::id)).backoff(dev.idem.core.Backoff.fixed(Duration.ofMillis(50)));
 

@@ -28,7 +28,7 @@ public final class CommandConfig {
     public static final String DEFAULT_PROFILE_FILE = ".idem/profiles.properties";
     private static final String DEFAULT_PROFILE = "default";
     private static final Map<Setting, String> DEFAULTS = Map.of(Setting.KEY_PREFIX, "idem:",
-            Setting.JDBC_TABLE, "idem_effect");
+            Setting.JDBC_TABLE, "idem_effect", Setting.OUTBOX_TABLE, "idem_outbox");
     private static final String KAFKA_PASS_THROUGH = "kafka.";
 
     private final Map<Setting, String> values;

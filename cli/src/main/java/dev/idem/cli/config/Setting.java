@@ -13,7 +13,8 @@ public enum Setting {
     JDBC_USER("jdbc-user", "IDEM_JDBC_USER", "the effect ledger's database user", true),
     // No flag: a password on the command line is visible to every user of the machine (ps, history).
     JDBC_PASSWORD("jdbc-password", "IDEM_JDBC_PASSWORD", "the effect ledger's database password", false),
-    JDBC_TABLE("jdbc-table", "IDEM_JDBC_TABLE", "the effect ledger's table", true);
+    JDBC_TABLE("jdbc-table", "IDEM_JDBC_TABLE", "the effect ledger's table", true),
+    OUTBOX_TABLE("outbox-table", "IDEM_OUTBOX_TABLE", "the outbox's table (in the ledger's database)", true);
 
     private final String key;
     private final String variable;

@@ -7,6 +7,7 @@ import dev.idem.cli.letters.DeadLetterTopic;
 import dev.idem.cli.letters.KafkaDeadLetterTopic;
 import dev.idem.cli.letters.RocketMqDeadLetterTopic;
 import dev.idem.core.jdbc.JdbcEffectLedger;
+import dev.idem.core.outbox.JdbcOutbox;
 import dev.idem.core.spi.ClaimStoreException;
 import dev.idem.redis.RedisClaimStore;
 import dev.idem.redis.RedisUrl;
@@ -90,6 +91,17 @@ public final class Connections implements AutoCloseable {
             });
         }
         return ledger;
+    }
+
+    /** The outbox in the ledger's database ({@code --jdbc-url}, required). */
+    public JdbcOutbox outbox() {
+        String url = settings.require(Setting.JDBC_URL);
+        try {
+            return JdbcOutbox.builder(new DriverDataSource(url, settings.get(Setting.JDBC_USER).orElse(null),
+                    settings.get(Setting.JDBC_PASSWORD).orElse(null))).table(settings.require(Setting.OUTBOX_TABLE)).build();
+        } catch (RuntimeException e) {
+            throw new CliException("cannot use the outbox at " + url + ": " + rootMessage(e), e);
+        }
     }
 
     /** The dead-letter topics of a broker. */

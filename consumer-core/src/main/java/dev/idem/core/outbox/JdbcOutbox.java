@@ -2,7 +2,9 @@ package dev.idem.core.outbox;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.idem.core.Delivery;
+import dev.idem.core.DuplicateEffectException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.internal.CurrentRun;
 import dev.idem.core.internal.SchemaScripts;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -14,6 +16,7 @@ import java.time.Clock;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 import java.util.zip.CRC32;
 import javax.sql.DataSource;
@@ -21,16 +24,15 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The outbox table: messages written on the sender's own transaction, so they commit with its effect
- * or not at all, then published by an {@link OutboxRelay}. From a handler on the ledger's
- * transaction, {@link #sends} gives each message an id that is the same on every re-run; from any
- * other transactional code (a REST controller's), {@link #send} writes one with a random id or the
- * one given. Thread-safe.
+ * or not at all, then published by an {@link OutboxRelay}. {@link #send} from a handler gives each
+ * message an id that is the same on every re-run; from any other transactional code (a REST
+ * controller's) an id of its own. Thread-safe.
  *
  * <pre>{@code
  * JdbcOutbox outbox = JdbcOutbox.builder(dataSource).build();
  * ledger.processor((Delivery<Order> delivery, Connection tx) -> {
  *     reserveStock(tx, delivery.payload());
- *     outbox.sends(delivery, tx).send(OutboxMessage.to("stock-reserved").key(sku).value(json));
+ *     outbox.send(tx, OutboxMessage.to("stock-reserved").key(sku).value(json));
  * })
  * }</pre>
  */
@@ -42,13 +44,13 @@ public final class JdbcOutbox {
     // PostgreSQL's longest name (NAMEDATALEN - 1), less the longest suffix (_unsent, _relay).
     private static final int MAX_TABLE = 63 - "_unsent".length();
     private static final ObjectMapper JSON = new ObjectMapper();
-    // The last run's sends on this thread: a handler that asks twice gets the same numbering.
-    private static final ThreadLocal<@Nullable OutboxSends> LAST = new ThreadLocal<>();
 
     private final DataSource dataSource;
     private final String table;
     private final Clock clock;
     private final String insert;
+    // Rows written by this process: a relay here looks again soon after one, rather than at its next poll.
+    private final AtomicLong written = new AtomicLong();
 
     private JdbcOutbox(Builder b) {
         this.dataSource = b.dataSource;
@@ -64,35 +66,29 @@ public final class JdbcOutbox {
     }
 
     /**
-     * The sends of one handler run on its transaction (the ledger's {@code Connection}): the n-th
-     * message's id is derived from the incoming message's key and n, the same on every re-run.
-     * Asked twice in one run (same delivery and transaction, same thread), it is the same object.
-     */
-    public OutboxSends sends(Delivery<?> delivery, Connection transaction) {
-        Objects.requireNonNull(delivery, "delivery");
-        Objects.requireNonNull(transaction, "transaction");
-        OutboxSends last = LAST.get();
-        if (last != null && last.of(this, delivery, transaction)) {
-            return last;
-        }
-        OutboxSends sends = new OutboxSends(this, delivery, transaction);
-        LAST.set(sends);
-        return sends;
-    }
-
-    /**
-     * Writes {@code message} on {@code transaction}, outside any handler run (a transactional
-     * session): its id is the one given, else a random one.
+     * Writes {@code message} on {@code transaction}; it is published once that commits. In a handler
+     * (on the thread the processor runs it on), its id is derived from the incoming message's key and
+     * the send's place in the run (or is the one given), so a re-run after a rollback writes the same
+     * ids, and a message an earlier run committed cannot be written again: that is refused as the
+     * system of record refuses a duplicate ({@link DuplicateEffectException}), so the outbox guards a
+     * handler whose effect committed even where no ledger does. Outside a handler (a REST controller's
+     * transaction), the id is the one given, else a random one.
      *
-     * @return the message's id
+     * @return the message's id ({@link OutboxHeaders#MESSAGE_ID})
+     * @throws SQLException when the row cannot be written (outside a handler, also when a row has its id)
      */
     public String send(Connection transaction, OutboxMessage message) throws SQLException {
-        String id = message.id() != null ? message.id() : UUID.randomUUID().toString();
-        insert(transaction, message, id);
-        return id;
-    }
-
-    void insert(Connection transaction, OutboxMessage message, String id) throws SQLException {
+        Objects.requireNonNull(transaction, "transaction");
+        Objects.requireNonNull(message, "message");
+        CurrentRun run = CurrentRun.get();
+        String given = message.id();
+        String id;
+        if (run != null) {
+            int place = run.nextSend();
+            id = given != null ? given : derivedId(run.key(), place);
+        } else {
+            id = given != null ? given : UUID.randomUUID().toString();
+        }
         try (PreparedStatement statement = transaction.prepareStatement(insert)) {
             statement.setString(1, id);
             statement.setString(2, message.destination());
@@ -103,14 +99,25 @@ public final class JdbcOutbox {
             statement.setInt(7, partition(message.destination(), message.key()));
             statement.setTimestamp(8, Timestamp.from(clock.instant()));
             statement.executeUpdate();
+            written.incrementAndGet();
         } catch (SQLException e) {
-            if ("23505".equals(e.getSQLState()) || e.getErrorCode() == 1062) {
-                throw new SQLException("outbox message id '" + id + "' is in " + table + " already: a message "
-                        + "with this id was sent before (an id given twice, or two OutboxSends in one run)",
-                        e.getSQLState(), e.getErrorCode(), e);
+            if (!"23505".equals(e.getSQLState()) && e.getErrorCode() != 1062) {
+                throw e;
             }
-            throw e;
+            if (run != null) {
+                throw new DuplicateEffectException("outbox message '" + id + "' of " + run.key() + " is in " + table
+                        + " already: a run of this message committed before", e);
+            }
+            throw new SQLException("outbox message id '" + id + "' is in " + table + " already: a message with "
+                    + "this id was sent before", e.getSQLState(), e.getErrorCode(), e);
         }
+        return id;
+    }
+
+    /** A name-based UUID of the incoming key and the send's place in the run. */
+    static String derivedId(IdempotencyKey key, int place) {
+        String name = "idem-outbox\n" + key.group() + "\n" + key.topic() + "\n" + key.value() + "\n" + place;
+        return UUID.nameUUIDFromBytes(name.getBytes(StandardCharsets.UTF_8)).toString();
     }
 
     /** The partition of a message: messages of one destination and key share it, so they keep their order. */
@@ -134,7 +141,12 @@ public final class JdbcOutbox {
 
     /** A relay that publishes this outbox's committed rows through {@code publisher}. */
     public OutboxRelay.Builder relay(OutboxPublisher publisher) {
-        return new OutboxRelay.Builder(dataSource, table, clock, publisher);
+        return new OutboxRelay.Builder(dataSource, table, clock, publisher, written);
+    }
+
+    /** An operator's actions on the rows: list, retry dead rows, purge. */
+    public OutboxOperations operations() {
+        return new OutboxOperations(dataSource, table, clock);
     }
 
     /** What waits in the outbox: per destination, unsent and dead rows and the oldest unsent. */

@@ -11,10 +11,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import io.micrometer.core.instrument.MeterRegistry;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -35,6 +37,9 @@ public final class OutboxRelay implements AutoCloseable {
     private static final Duration FIRST_BACKOFF = Duration.ofMillis(100);
     private static final Duration PURGE_EVERY = Duration.ofMinutes(1);
     private static final int PURGE_BATCH = 1000;
+    private static final Duration STATUS_EVERY = Duration.ofSeconds(10);
+    // How soon a relay looks again after this process wrote rows (their commit follows the write).
+    private static final Duration SOON = Duration.ofMillis(5);
 
     private final RelayPartitions partitions;
     private final DataSource dataSource;
@@ -43,6 +48,7 @@ public final class OutboxRelay implements AutoCloseable {
     private final Duration pollInterval;
     private final Duration maxBackoff;
     private final Duration keepSent;
+    private final AtomicLong written;
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong retried = new AtomicLong();
     private final AtomicLong dead = new AtomicLong();
@@ -52,6 +58,8 @@ public final class OutboxRelay implements AutoCloseable {
     private boolean woken;
     private @Nullable Thread thread;
     private Instant nextPurge = Instant.MIN;
+    private Instant nextStatus = Instant.MIN;
+    private volatile @Nullable OutboxStatus lastStatus;
 
     private OutboxRelay(Builder b) {
         this.partitions = new RelayPartitions(b.dataSource, b.table, b.clock, b.publisher, b.batchSize, b.keepSent);
@@ -61,6 +69,10 @@ public final class OutboxRelay implements AutoCloseable {
         this.pollInterval = b.pollInterval;
         this.maxBackoff = b.maxBackoff;
         this.keepSent = b.keepSent;
+        this.written = b.written;
+        if (b.meterRegistry != null) {
+            OutboxMeters.bind(b.meterRegistry, this, b.table);
+        }
     }
 
     /** Starts the relay's thread; a relay starts once. */
@@ -117,8 +129,17 @@ public final class OutboxRelay implements AutoCloseable {
         return dead.get();
     }
 
+    /** Whether the relay's thread runs (false before {@link #start}, after {@link #close}, or if it died). */
     public boolean isRunning() {
         return running;
+    }
+
+    /**
+     * What waited in the outbox when the running relay last read it (every 10 s): for a health check
+     * (the oldest unsent row's age) and the gauges, without a query each. Empty before the first read.
+     */
+    public Optional<OutboxStatus> lastStatus() {
+        return Optional.ofNullable(lastStatus);
     }
 
     private void count(RelayPartitions.Pass pass) {
@@ -137,19 +158,26 @@ public final class OutboxRelay implements AutoCloseable {
 
     private void relay() {
         Duration backoff = Duration.ZERO;
+        long seen = written.get();
         while (running) {
             Duration pause;
             try {
+                long before = written.get();
                 RelayPartitions.Pass pass = partitions.pass();
                 count(pass);
+                // Rows written here since the last pass may commit any moment: look again soon.
+                boolean recent = before != seen || pass.published() > 0;
+                seen = before;
                 if (pass.retried() > 0 && pass.published() == 0) {
                     backoff = next(backoff);
                     pause = backoff;
                 } else {
                     backoff = Duration.ZERO;
-                    pause = pass.more() ? Duration.ZERO : pollInterval;
+                    pause = pass.more() ? Duration.ZERO : recent && SOON.compareTo(pollInterval) < 0 ? SOON
+                            : pollInterval;
                 }
                 purgeWhenDue();
+                readStatusWhenDue();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -189,6 +217,15 @@ public final class OutboxRelay implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    private void readStatusWhenDue() throws SQLException {
+        Instant now = clock.instant();
+        if (now.isBefore(nextStatus)) {
+            return;
+        }
+        nextStatus = now.plus(STATUS_EVERY);
+        lastStatus = OutboxStatus.read(dataSource, table, clock);
     }
 
     /** Deletes rows marked sent longer than {@code keepSent} ago, a batch at a time, once a minute. */
@@ -254,19 +291,26 @@ public final class OutboxRelay implements AutoCloseable {
         private final String table;
         private final Clock clock;
         private final OutboxPublisher publisher;
+        private final AtomicLong written;
         private Duration pollInterval = Duration.ofMillis(100);
         private int batchSize = 256;
         private Duration keepSent = Duration.ZERO;
         private Duration maxBackoff = Duration.ofSeconds(10);
+        // A Micrometer MeterRegistry, or null for no metrics; typed loosely so Micrometer is optional.
+        private @Nullable Object meterRegistry;
 
-        Builder(DataSource dataSource, String table, Clock clock, OutboxPublisher publisher) {
+        Builder(DataSource dataSource, String table, Clock clock, OutboxPublisher publisher, AtomicLong written) {
             this.dataSource = dataSource;
+            this.written = written;
             this.table = table;
             this.clock = clock;
             this.publisher = Objects.requireNonNull(publisher, "publisher");
         }
 
-        /** How often an idle relay looks for committed rows (and how soon after a commit it finds them). Default 100 ms. */
+        /**
+         * How often an idle relay looks for committed rows: how soon it finds rows another process
+         * wrote. Rows this process wrote are looked for within milliseconds. Default 100 ms.
+         */
         public Builder pollInterval(Duration pollInterval) {
             this.pollInterval = pollInterval;
             return this;
@@ -290,6 +334,16 @@ public final class OutboxRelay implements AutoCloseable {
         /** The longest wait between tries while the broker or the database is unreachable. Default 10 s. */
         public Builder maxBackoff(Duration maxBackoff) {
             this.maxBackoff = maxBackoff;
+            return this;
+        }
+
+        /**
+         * Where the relay's meters go (Micrometer must then be on the class path): published, retried
+         * and dead-lettered rows, and the table's backlog, dead rows and oldest unsent row's age.
+         * Default: none.
+         */
+        public Builder meterRegistry(MeterRegistry meterRegistry) {
+            this.meterRegistry = Objects.requireNonNull(meterRegistry, "meterRegistry");
             return this;
         }
 

@@ -3,8 +3,19 @@ package dev.idem.core.outbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idem.core.Backoff;
 import dev.idem.core.Delivery;
+import dev.idem.core.DeliveryHandler;
+import dev.idem.core.Envelope;
+import dev.idem.core.IdempotentProcessor;
+import dev.idem.core.KeySource;
+import dev.idem.core.Outcome;
+import dev.idem.core.PayloadCodec;
+import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.LedgerFixture;
+import dev.idem.core.jdbc.LedgerTransactions;
+import dev.idem.core.memory.InMemoryClaimStore;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -17,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -44,35 +56,64 @@ class JdbcOutboxH2Test {
 
     @Test
     void aRolledBackRunWritesNothingAndItsReRunWritesTheSameIds() throws Exception {
-        Delivery<String> delivery = LedgerFixture.delivery("inventory", "order-1", 1);
-        List<String> first = inTransaction(tx -> sendTwo(delivery, tx), false);
-        assertThat(rows()).isZero();
+        LedgerFixture.createTables(keepAlive, "h2");
+        JdbcEffectLedger ledger = JdbcEffectLedger.builder(dataSource).build();
+        List<List<String>> runs = new CopyOnWriteArrayList<>();
+        try (IdempotentProcessor<String> processor = ledger.processor((Delivery<String> delivery, Connection tx) -> {
+            runs.add(sendTwo(tx));
+            if (runs.size() == 1) {
+                throw new IllegalStateException("the warehouse said no, this time");
+            }
+        }).group("inventory").claims(InMemoryClaimStore.create()).codec(PayloadCodec.utf8())
+                .keys(KeySource.payload(p -> p)).backoff(Backoff.fixed(Duration.ofMillis(1))).deadLetters(letter -> {
+                    throw new AssertionError("no dead letter expected: " + letter);
+                }).build()) {
 
-        Delivery<String> again = LedgerFixture.delivery("inventory", "order-1", 2);
-        List<String> second = inTransaction(tx -> sendTwo(again, tx), true);
+            assertThat(processor.process(envelope("order-1"))).isInstanceOf(Outcome.Retrying.class);
+            assertThat(rows()).as("rows of the rolled-back run").isZero();
+            Thread.sleep(5);
+            assertThat(processor.process(envelope("order-1"))).isInstanceOf(Outcome.Applied.class);
+        }
 
-        assertThat(second).isEqualTo(first).doesNotHaveDuplicates();
+        assertThat(runs).hasSize(2);
+        assertThat(runs.get(1)).isEqualTo(runs.get(0)).doesNotHaveDuplicates();
+        assertThat(rows()).isEqualTo(2);
+    }
+
+    /**
+     * Redis alone (no ledger), and Redis lost the finished key: the re-run's first send finds its id
+     * in the outbox, which refuses it as a duplicate, so the re-run's effect rolls back with it.
+     */
+    @Test
+    void aReRunOfACommittedRunIsRefusedByItsOutboxIds() throws Exception {
+        LedgerFixture.createTables(keepAlive, "h2");
+        LedgerTransactions transactions = LedgerTransactions.of(dataSource);
+        DeliveryHandler<String> handler = delivery -> transactions.inTransaction(tx -> {
+            LedgerFixture.<String>insertMovement().handle(delivery, tx);
+            sendTwo(tx);
+        });
+        for (int store = 0; store < 2; store++) {
+            try (IdempotentProcessor<String> processor = IdempotentProcessor.builder(handler).group("inventory")
+                    .claims(InMemoryClaimStore.create()).codec(PayloadCodec.utf8()).keys(KeySource.payload(p -> p))
+                    .dedupCheck(dev.idem.core.DedupCheck.none()).deadLetters(letter -> {
+                        throw new AssertionError("no dead letter expected: " + letter);
+                    }).build()) {
+                Outcome outcome = processor.process(envelope("order-1"));
+
+                assertThat(outcome).isInstanceOf(store == 0 ? Outcome.Applied.class : Outcome.Duplicate.class);
+            }
+        }
+        assertThat(LedgerFixture.movements(keepAlive, "order-1")).isEqualTo(1);
         assertThat(rows()).isEqualTo(2);
     }
 
     @Test
-    void aCopyOfACommittedMessageCannotBeWritten() throws Exception {
-        Delivery<String> delivery = LedgerFixture.delivery("inventory", "order-1", 1);
-        inTransaction(tx -> sendTwo(delivery, tx), true);
+    void outsideAHandlerAnIdGivenTwiceIsRefused() throws Exception {
+        inTransaction(tx -> List.of(outbox.send(tx, OutboxMessage.to("stock").value("1").id("event-1"))), true);
 
-        assertThatThrownBy(() -> inTransaction(tx -> sendTwo(LedgerFixture.delivery("inventory", "order-1", 2), tx), true))
-                .isInstanceOf(SQLException.class).hasMessageContaining("is in idem_outbox already");
-        assertThat(rows()).isEqualTo(2);
-    }
-
-    @Test
-    void askingTwiceInOneRunNumbersOn() throws Exception {
-        Delivery<String> delivery = LedgerFixture.delivery("inventory", "order-1", 1);
-        List<String> ids = inTransaction(tx -> List.of(
-                outbox.sends(delivery, tx).send(OutboxMessage.to("stock").key("a").value("1")),
-                outbox.sends(delivery, tx).send(OutboxMessage.to("stock").key("a").value("2"))), true);
-
-        assertThat(ids).doesNotHaveDuplicates();
+        assertThatThrownBy(() -> inTransaction(tx -> List.of(outbox.send(tx, OutboxMessage.to("stock").value("2")
+                .id("event-1"))), true)).isInstanceOf(SQLException.class).hasMessageContaining("is in idem_outbox already");
+        assertThat(rows()).isEqualTo(1);
     }
 
     @Test
@@ -155,15 +196,22 @@ class JdbcOutboxH2Test {
     @Test
     void theStartedRelayPublishesWithoutBeingAsked() throws Exception {
         RecordingPublisher publisher = new RecordingPublisher(Set.of());
-        try (OutboxRelay relay = outbox.relay(publisher).pollInterval(Duration.ofMillis(20)).build().start()) {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (OutboxRelay relay = outbox.relay(publisher).pollInterval(Duration.ofMillis(20)).meterRegistry(registry)
+                .build().start()) {
             inTransaction(tx -> List.of(outbox.send(tx, OutboxMessage.to("stock").key("k").value("v"))), true);
             relay.wake();
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             while (publisher.published.isEmpty() && System.nanoTime() < deadline) {
                 Thread.sleep(10);
             }
+            assertThat(relay.isRunning()).isTrue();
+            assertThat(relay.lastStatus()).isPresent();
         }
         assertThat(publisher.published).hasSize(1);
+        assertThat(registry.get("idem.outbox.published").tag("table", "idem_outbox").functionCounter().count())
+                .isEqualTo(1.0);
+        assertThat(registry.get("idem.outbox.oldest.unsent.age").gauge()).isNotNull();
     }
 
     @Test
@@ -178,10 +226,13 @@ class JdbcOutboxH2Test {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("set by the outbox");
     }
 
-    private List<String> sendTwo(Delivery<String> delivery, Connection tx) throws SQLException {
-        OutboxSends sends = outbox.sends(delivery, tx);
-        return List.of(sends.send(OutboxMessage.to("stock").key("sku-1").value("reserved")),
-                sends.send(OutboxMessage.to("audit").value("order-1 reserved")));
+    private List<String> sendTwo(Connection tx) throws SQLException {
+        return List.of(outbox.send(tx, OutboxMessage.to("stock").key("sku-1").value("reserved")),
+                outbox.send(tx, OutboxMessage.to("audit").value("order-1 reserved")));
+    }
+
+    private static Envelope envelope(String body) {
+        return new Envelope("orders", 0, "7", "orders-0@7", 0, Map.of(), body.getBytes(StandardCharsets.UTF_8));
     }
 
     private interface Work {
