@@ -105,6 +105,21 @@ public final class Idem {
 
     private static final Pattern AGE = Pattern.compile("(\\d+)([smhd])");
 
+    /** An age as an operator types it ({@code 90s}, {@code 30m}, {@code 2h}, {@code 7d}), or null when it is not one. */
+    public static @Nullable Duration age(String text) {
+        Matcher age = AGE.matcher(text.trim().toLowerCase(Locale.ROOT));
+        if (!age.matches()) {
+            return null;
+        }
+        long amount = Long.parseLong(age.group(1));
+        return switch (age.group(2)) {
+            case "s" -> Duration.ofSeconds(amount);
+            case "m" -> Duration.ofMinutes(amount);
+            case "h" -> Duration.ofHours(amount);
+            default -> Duration.ofDays(amount);
+        };
+    }
+
     /**
      * A time as an operator types it: {@code 2026-11-22T03:00:00Z}, {@code 2026-11-22T03:00} or
      * {@code 2026-11-22} (this machine's time zone), or an age: {@code 90s}, {@code 30m}, {@code 2h},
@@ -112,15 +127,8 @@ public final class Idem {
      */
     static Instant time(String text, Clock clock) {
         String value = text.trim();
-        Matcher age = AGE.matcher(value.toLowerCase(Locale.ROOT));
-        if (age.matches()) {
-            long amount = Long.parseLong(age.group(1));
-            Duration duration = switch (age.group(2)) {
-                case "s" -> Duration.ofSeconds(amount);
-                case "m" -> Duration.ofMinutes(amount);
-                case "h" -> Duration.ofHours(amount);
-                default -> Duration.ofDays(amount);
-            };
+        Duration duration = age(value);
+        if (duration != null) {
             return clock.instant().minus(duration);
         }
         ZoneId zone = clock.getZone();

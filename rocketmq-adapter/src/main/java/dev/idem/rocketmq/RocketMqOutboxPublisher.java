@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.rocketmq.client.exception.MQBrokerException;
 import org.apache.rocketmq.client.exception.MQClientException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
@@ -23,17 +24,21 @@ import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageConst;
 import org.apache.rocketmq.remoting.exception.RemotingException;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Publishes outbox rows to RocketMQ, one synchronous send at a time ({@code SEND_OK} only): the row's
  * value as the body, its key as the message keys and the queue selector (a key's messages go to one
  * queue, in the order given), its headers as user properties (blank ones left out: RocketMQ refuses
- * them), {@link OutboxHeaders#MESSAGE_ID} and {@link OutboxHeaders#TRACE_PARENT}. A row that failed
- * holds back the later rows of its destination in that batch, so a key's order survives a failure. A
- * message RocketMQ calls illegal (no body, over the size limit, a reserved property) or a topic this
- * client may not write is poison; a topic the name server does not know is dead once the row is older
- * than {@code missingTopicGrace} (a broker that creates topics on first use never says so); anything
- * else is tried again later. Used by one relay thread at a time.
+ * them), {@link OutboxHeaders#MESSAGE_ID} and {@link OutboxHeaders#TRACE_PARENT}; a status other than
+ * {@code SEND_OK} (a flush or replica timeout) means the master stored it. A row that failed holds
+ * back the later rows of its destination in that batch, so a key's order survives a failure, and the
+ * cluster unreachable holds back the rest of the batch. A message RocketMQ calls illegal (no body,
+ * over the size limit, a reserved property) is poison; a topic the name server does not know is dead
+ * once it has been missing for {@code missingTopicGrace} while other topics were published (a broker
+ * that creates topics on first use never calls one missing); anything else is tried again later.
+ * Used by one relay thread at a time.
  */
 public final class RocketMqOutboxPublisher implements OutboxPublisher {
 
@@ -45,9 +50,13 @@ public final class RocketMqOutboxPublisher implements OutboxPublisher {
     private static final MessageQueueSelector BY_KEY = (queues, message, key) ->
             queues.get(Math.floorMod(key.hashCode(), queues.size()));
 
+    private static final Logger LOG = LoggerFactory.getLogger(RocketMqOutboxPublisher.class);
+
     private final DefaultMQProducer producer;
     private final Duration timeout;
     private final Duration missingTopicGrace;
+    private final Map<String, Instant> missingSince = new ConcurrentHashMap<>();
+    private volatile @Nullable Instant lastPublished;
 
     private RocketMqOutboxPublisher(DefaultMQProducer producer, Duration timeout, Duration missingTopicGrace) {
         this.producer = producer;
@@ -75,60 +84,92 @@ public final class RocketMqOutboxPublisher implements OutboxPublisher {
     @Override
     public List<Result> publish(List<OutboxRecord> records) throws InterruptedException {
         List<Result> results = new ArrayList<>(records.size());
-        Map<String, Result> held = new HashMap<>();
+        Map<String, Result> heldBack = new HashMap<>();
+        Result unreachable = null;
         for (OutboxRecord record : records) {
-            Result earlier = held.get(record.destination());
-            Result result = earlier != null ? earlier : send(record);
-            if (result instanceof Retry retry && earlier == null) {
-                held.put(record.destination(), new Retry("not sent: an earlier message to " + record.destination()
-                        + " failed in this batch (" + retry.reason() + ")"));
+            Result earlier = unreachable != null ? unreachable : heldBack.get(record.destination());
+            if (earlier != null) {
+                results.add(earlier);
+                continue;
             }
-            results.add(result);
+            Sent sent = send(record);
+            if (sent.result() instanceof Retry retry) {
+                Result held = new Retry("not sent: an earlier message in this batch failed (" + retry.reason() + ")");
+                if (sent.topicOnly()) {
+                    heldBack.put(record.destination(), held);   // the order of its keys
+                } else {
+                    unreachable = held;                          // each send would wait its timeout
+                }
+            }
+            results.add(sent.result());
         }
         return results;
     }
 
-    private Result send(OutboxRecord record) throws InterruptedException {
+    /** A send's result, and whether a failure concerns its topic only (else the cluster). */
+    private record Sent(Result result, boolean topicOnly) {
+    }
+
+    private Sent send(OutboxRecord record) throws InterruptedException {
         Message message;
         try {
             message = messageOf(record);
         } catch (RuntimeException e) {
-            return new Poison("not a RocketMQ message: " + e.getMessage());
+            return new Sent(new Poison("not a RocketMQ message: " + e.getMessage()), true);
         }
         try {
             String key = record.key();
             SendResult sent = key == null ? producer.send(message, timeout.toMillis())
                     : producer.send(message, BY_KEY, key, timeout.toMillis());
-            return sent.getSendStatus() == SendStatus.SEND_OK ? Published.INSTANCE
-                    : new Retry("stored as " + sent.getSendStatus() + ", not SEND_OK");
-        } catch (MQClientException e) {
-            return e.getResponseCode() == MESSAGE_ILLEGAL ? new Poison(describe(e)) : missingOrRetry(record, e);
-        } catch (MQBrokerException e) {
-            if (e.getResponseCode() == MESSAGE_ILLEGAL || e.getResponseCode() == NO_PERMISSION) {
-                return new Poison(describe(e));
+            // FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE: the master stored it.
+            lastPublished = Instant.now();
+            missingSince.remove(record.destination());
+            if (sent.getSendStatus() != SendStatus.SEND_OK) {
+                LOG.debug("outbox row {} stored as {}", record.id(), sent.getSendStatus());
             }
-            return e.getResponseCode() == TOPIC_NOT_EXIST ? missing(record) : new Retry(describe(e));
+            return new Sent(Published.INSTANCE, true);
+        } catch (MQClientException e) {
+            return e.getResponseCode() == MESSAGE_ILLEGAL ? new Sent(new Poison(describe(e)), true)
+                    : missingOrRetry(record, e);
+        } catch (MQBrokerException e) {
+            if (e.getResponseCode() == MESSAGE_ILLEGAL) {
+                return new Sent(new Poison(describe(e)), true);
+            }
+            if (e.getResponseCode() == TOPIC_NOT_EXIST) {
+                return new Sent(missing(record), true);
+            }
+            // NO_PERMISSION too: a broker's write permission is taken away for maintenance.
+            return new Sent(new Retry(describe(e)), e.getResponseCode() == NO_PERMISSION);
         } catch (RemotingException | RuntimeException e) {
-            return new Retry(describe(e));
+            return new Sent(new Retry(describe(e)), false);
         }
     }
 
     /** A send the client refused: a topic the name server does not know, or trouble reaching it. */
-    private Result missingOrRetry(OutboxRecord record, MQClientException failure) {
+    private Sent missingOrRetry(OutboxRecord record, MQClientException failure) {
         try {
             producer.fetchPublishMessageQueues(record.destination());
-            return new Retry(describe(failure));
+            return new Sent(new Retry(describe(failure)), false);
         } catch (MQClientException e) {
             return e.getCause() instanceof MQClientException cause && cause.getResponseCode() == TOPIC_NOT_EXIST
-                    ? missing(record) : new Retry(describe(failure));
+                    ? new Sent(missing(record), true) : new Sent(new Retry(describe(failure)), false);
         }
     }
 
+    /**
+     * A topic the name server does not know: dead once it has been missing for the grace while
+     * messages to other topics were published (a name server whose brokers are all down knows no
+     * topic either: that is an outage, not a missing topic).
+     */
     private Result missing(OutboxRecord record) {
+        Instant now = Instant.now();
+        Instant since = missingSince.computeIfAbsent(record.destination(), topic -> now);
         String reason = "destination topic " + record.destination() + " does not exist";
-        return Duration.between(record.createdAt(), Instant.now()).compareTo(missingTopicGrace) < 0
-                ? new Retry(reason + " (yet: dead once the row is " + missingTopicGrace.toSeconds() + " s old)")
-                : new Poison(reason);
+        Instant published = lastPublished;
+        boolean brokersUp = published != null && published.isAfter(since);
+        return brokersUp && Duration.between(since, now).compareTo(missingTopicGrace) >= 0 ? new Poison(reason)
+                : new Retry(reason + " (yet: dead once missing for " + missingTopicGrace.toSeconds()
+                + " s while other topics are published)");
     }
 
     private static Message messageOf(OutboxRecord record) {
@@ -182,8 +223,9 @@ public final class RocketMqOutboxPublisher implements OutboxPublisher {
         }
 
         /**
-         * How long after a row was written a destination topic the name server does not know is
-         * waited for before the row goes to the dead state. Default 1 minute.
+         * How long a destination topic the name server does not know is waited for (a deploy may be
+         * creating it), while messages to other topics are published, before its rows go to the dead
+         * state. Default 1 minute.
          */
         public Builder missingTopicGrace(Duration missingTopicGrace) {
             this.missingTopicGrace = missingTopicGrace;

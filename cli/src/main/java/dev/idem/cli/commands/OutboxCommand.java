@@ -8,7 +8,6 @@ import dev.idem.core.outbox.OutboxOperations;
 import dev.idem.core.outbox.OutboxStatus;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -105,6 +104,9 @@ public final class OutboxCommand implements Runnable {
 
         @Override
         int run(JdbcOutbox outbox) throws SQLException {
+            if (limit < 1) {
+                throw new ParameterException(spec.commandLine(), "--limit must be at least 1 but was " + limit);
+            }
             var rows = outbox.operations().rows(state(spec, state), destination, limit);
             if (output == Output.JSON) {
                 Json.print(out(), rows.stream().map(r -> {
@@ -161,7 +163,7 @@ public final class OutboxCommand implements Runnable {
         String state;
 
         @Option(names = "--older-than", paramLabel = "<duration>",
-                description = "Only rows older than this (ISO-8601 like P7D or PT1H); default every one")
+                description = "Only rows older than this: 90s, 30m, 2h, 7d; default every one")
         @Nullable String olderThan;
 
         @Option(names = "--yes", description = "Do it (nothing changes without it)")
@@ -176,12 +178,12 @@ public final class OutboxCommand implements Runnable {
             }
             Duration age = Duration.ZERO;
             if (olderThan != null) {
-                try {
-                    age = Duration.parse(olderThan);
-                } catch (DateTimeParseException e) {
-                    throw new ParameterException(spec.commandLine(), "--older-than must be an ISO-8601 duration "
-                            + "like P7D or PT1H but was '" + olderThan + "'");
+                Duration typed = Idem.age(olderThan);
+                if (typed == null) {
+                    throw new ParameterException(spec.commandLine(), "--older-than must be an age like 90s, 30m, "
+                            + "2h or 7d but was '" + olderThan + "'");
                 }
+                age = typed;
             }
             confirm(yes, "delete the " + state + " rows" + (olderThan == null ? "" : " older than " + olderThan));
             long rows = outbox.operations().purge(which, age, 1000);

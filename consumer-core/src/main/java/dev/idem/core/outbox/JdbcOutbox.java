@@ -2,7 +2,6 @@ package dev.idem.core.outbox;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.idem.core.DuplicateEffectException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.internal.CurrentRun;
 import dev.idem.core.internal.SchemaScripts;
@@ -67,15 +66,16 @@ public final class JdbcOutbox {
 
     /**
      * Writes {@code message} on {@code transaction}; it is published once that commits. In a handler
-     * (on the thread the processor runs it on), its id is derived from the incoming message's key and
-     * the send's place in the run (or is the one given), so a re-run after a rollback writes the same
-     * ids, and a message an earlier run committed cannot be written again: that is refused as the
-     * system of record refuses a duplicate ({@link DuplicateEffectException}), so the outbox guards a
-     * handler whose effect committed even where no ledger does. Outside a handler (a REST controller's
+     * (on the thread the processor runs it on; a send from another thread is not part of the run), its
+     * id is derived from the incoming message's key and the send's place in the run, unless one is
+     * given, so a re-run after a rollback writes the same ids. Outside a handler (a REST controller's
      * transaction), the id is the one given, else a random one.
      *
      * @return the message's id ({@link OutboxHeaders#MESSAGE_ID})
-     * @throws SQLException when the row cannot be written (outside a handler, also when a row has its id)
+     * @throws SQLException when the row cannot be written, also when the table has its id already: in
+     *                      a handler, a run of the same message committed its sends before (possible
+     *                      only without a ledger, or when sending on another transaction than the
+     *                      effect's), or a given id was used twice
      */
     public String send(Connection transaction, OutboxMessage message) throws SQLException {
         Objects.requireNonNull(transaction, "transaction");
@@ -104,12 +104,9 @@ public final class JdbcOutbox {
             if (!"23505".equals(e.getSQLState()) && e.getErrorCode() != 1062) {
                 throw e;
             }
-            if (run != null) {
-                throw new DuplicateEffectException("outbox message '" + id + "' of " + run.key() + " is in " + table
-                        + " already: a run of this message committed before", e);
-            }
-            throw new SQLException("outbox message id '" + id + "' is in " + table + " already: a message with "
-                    + "this id was sent before", e.getSQLState(), e.getErrorCode(), e);
+            throw new SQLException("outbox message id '" + id + "' is in " + table + " already: "
+                    + (run == null || given != null ? "a message with this id was sent before"
+                    : "a run of " + run.key() + " committed its sends before"), e.getSQLState(), e.getErrorCode(), e);
         }
         return id;
     }

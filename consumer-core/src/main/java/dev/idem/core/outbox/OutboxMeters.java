@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import java.time.Duration;
+import java.time.Instant;
 
 /**
  * The relay's meters in Micrometer, tagged with the outbox's table: the counters
@@ -32,7 +33,8 @@ final class OutboxMeters {
         Gauge.builder("idem.outbox.dead", relay, r -> r.lastStatus().map(OutboxStatus::dead).orElse(0L))
                 .tags(tags).description("rows in the dead state").register(registry);
         Gauge.builder("idem.outbox.oldest.unsent.age", relay, r -> r.lastStatus()
-                        .flatMap(OutboxStatus::oldestUnsentAge).map(Duration::toMillis).orElse(0L) / 1000.0)
+                        .flatMap(status -> status.oldestUnsentAge(Instant.now())).map(Duration::toMillis).orElse(0L)
+                        / 1000.0)
                 .tags(tags).baseUnit("seconds").description("how long the oldest unsent row has waited").register(registry);
     }
 }

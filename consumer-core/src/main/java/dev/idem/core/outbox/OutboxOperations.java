@@ -75,12 +75,14 @@ public final class OutboxOperations {
             bind(select, state, destination);
             try (ResultSet result = select.executeQuery()) {
                 while (result.next()) {
-                    Timestamp sent = result.getTimestamp(8);
                     long bytes = result.getLong(10);
+                    if (result.wasNull()) {
+                        bytes = -1;
+                    }
+                    Timestamp sent = result.getTimestamp(8);
                     rows.add(new Row(result.getLong(1), result.getString(2), result.getString(3), result.getString(4),
                             State.of(result.getString(5)), result.getInt(6), result.getTimestamp(7).toInstant(),
-                            sent == null ? null : sent.toInstant(), result.getString(9),
-                            result.wasNull() ? -1 : bytes));
+                            sent == null ? null : sent.toInstant(), result.getString(9), bytes));
                 }
             }
         }

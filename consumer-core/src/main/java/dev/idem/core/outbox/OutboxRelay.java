@@ -1,15 +1,9 @@
 package dev.idem.core.outbox;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -49,6 +43,7 @@ public final class OutboxRelay implements AutoCloseable {
     private final Duration maxBackoff;
     private final Duration keepSent;
     private final AtomicLong written;
+    private final OutboxOperations operations;
     private final AtomicLong published = new AtomicLong();
     private final AtomicLong retried = new AtomicLong();
     private final AtomicLong dead = new AtomicLong();
@@ -60,6 +55,8 @@ public final class OutboxRelay implements AutoCloseable {
     private Instant nextPurge = Instant.MIN;
     private Instant nextStatus = Instant.MIN;
     private volatile @Nullable OutboxStatus lastStatus;
+    // Read only once someone asks (a gauge, a health check): the query is not free on a large table.
+    private volatile boolean statusWanted;
 
     private OutboxRelay(Builder b) {
         this.partitions = new RelayPartitions(b.dataSource, b.table, b.clock, b.publisher, b.batchSize, b.keepSent);
@@ -70,7 +67,9 @@ public final class OutboxRelay implements AutoCloseable {
         this.maxBackoff = b.maxBackoff;
         this.keepSent = b.keepSent;
         this.written = b.written;
+        this.operations = new OutboxOperations(b.dataSource, b.table, b.clock);
         if (b.meterRegistry != null) {
+            statusWanted = true;
             OutboxMeters.bind(b.meterRegistry, this, b.table);
         }
     }
@@ -135,10 +134,12 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /**
-     * What waited in the outbox when the running relay last read it (every 10 s): for a health check
-     * (the oldest unsent row's age) and the gauges, without a query each. Empty before the first read.
+     * What waited in the outbox when the running relay last read it (every 10 s, from the first call
+     * on): for a health check ({@link OutboxStatus#oldestUnsentAge(Instant)} with now, and
+     * {@link #isRunning()}) and the gauges, without a query each. Empty before the first read.
      */
     public Optional<OutboxStatus> lastStatus() {
+        statusWanted = true;
         return Optional.ofNullable(lastStatus);
     }
 
@@ -166,7 +167,7 @@ public final class OutboxRelay implements AutoCloseable {
                 RelayPartitions.Pass pass = partitions.pass();
                 count(pass);
                 // Rows written here since the last pass may commit any moment: look again soon.
-                boolean recent = before != seen || pass.published() > 0;
+                boolean recent = (before != seen || pass.published() > 0) && pass.retried() == 0;
                 seen = before;
                 if (pass.retried() > 0 && pass.published() == 0) {
                     backoff = next(backoff);
@@ -221,7 +222,7 @@ public final class OutboxRelay implements AutoCloseable {
 
     private void readStatusWhenDue() throws SQLException {
         Instant now = clock.instant();
-        if (now.isBefore(nextStatus)) {
+        if (!statusWanted || now.isBefore(nextStatus)) {
             return;
         }
         nextStatus = now.plus(STATUS_EVERY);
@@ -235,35 +236,7 @@ public final class OutboxRelay implements AutoCloseable {
             return;
         }
         nextPurge = now.plus(PURGE_EVERY);
-        Timestamp cutoff = Timestamp.from(now.minus(keepSent));
-        try (Connection connection = dataSource.getConnection()) {
-            // Each batch commits on its own, whatever the pool's default.
-            connection.setAutoCommit(true);
-            List<Long> positions;
-            do {
-                positions = new ArrayList<>();
-                try (PreparedStatement select = connection.prepareStatement("select position from " + table
-                        + " where state = 'sent' and sent_at < ?")) {
-                    select.setMaxRows(PURGE_BATCH);
-                    select.setTimestamp(1, cutoff);
-                    try (ResultSet rows = select.executeQuery()) {
-                        while (rows.next()) {
-                            positions.add(rows.getLong(1));
-                        }
-                    }
-                }
-                try (PreparedStatement delete = connection.prepareStatement("delete from " + table
-                        + " where position = ?")) {
-                    for (long position : positions) {
-                        delete.setLong(1, position);
-                        delete.addBatch();
-                    }
-                    if (!positions.isEmpty()) {
-                        delete.executeBatch();
-                    }
-                }
-            } while (positions.size() == PURGE_BATCH && running);
-        }
+        operations.purge(OutboxOperations.State.SENT, keepSent, PURGE_BATCH);
     }
 
     /** Stops the thread, letting a publication under way finish (at most the publisher's own timeout). */

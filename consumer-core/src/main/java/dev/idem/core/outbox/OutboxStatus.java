@@ -47,11 +47,19 @@ public record OutboxStatus(Instant at, Map<String, Destination> destinations) {
         return destinations.values().stream().mapToLong(Destination::dead).sum();
     }
 
-    /** How long the oldest unsent row has waited; empty when none waits. */
+    /** How long the oldest unsent row had waited when this was read; empty when none waited. */
     public Optional<Duration> oldestUnsentAge() {
+        return oldestUnsentAge(at);
+    }
+
+    /**
+     * How long the oldest unsent row seen has waited by {@code now}: a status read a while ago by a
+     * relay that has stopped still ages.
+     */
+    public Optional<Duration> oldestUnsentAge(Instant now) {
         return destinations.values().stream().map(Destination::oldestUnsent).filter(java.util.Objects::nonNull)
-                .min(Instant::compareTo).map(oldest -> Duration.between(oldest, at).isNegative() ? Duration.ZERO
-                        : Duration.between(oldest, at));
+                .min(Instant::compareTo).map(oldest -> Duration.between(oldest, now).isNegative() ? Duration.ZERO
+                        : Duration.between(oldest, now));
     }
 
     static OutboxStatus read(DataSource dataSource, String table, Clock clock) throws SQLException {
@@ -59,7 +67,7 @@ public record OutboxStatus(Instant at, Map<String, Destination> destinations) {
         Map<String, Destination> destinations = new TreeMap<>();
         try (Connection connection = dataSource.getConnection();
              PreparedStatement select = connection.prepareStatement("select destination, state, count(*), "
-                     + "min(created_at) from " + table + " where state <> 'sent' group by destination, state");
+                     + "min(created_at) from " + table + " where state in ('new', 'dead') group by destination, state");
              ResultSet rows = select.executeQuery()) {
             while (rows.next()) {
                 String destination = rows.getString(1);
