@@ -113,6 +113,32 @@ public final class OutboxRelay implements AutoCloseable {
         return pass.published();
     }
 
+    /**
+     * Whether the outbox is being published: down when the relay's thread is not running, or when the
+     * oldest unsent row it last saw has waited longer than {@code maxAge} (a broker down that long, a
+     * relay stuck, a destination that fails every time). What a framework's health check reports.
+     */
+    public Health health(Duration maxAge) {
+        Objects.requireNonNull(maxAge, "maxAge");
+        if (!running) {
+            return new Health(false, "the relay on " + table + " is not running");
+        }
+        Optional<OutboxStatus> status = lastStatus();
+        if (status.isEmpty()) {
+            return new Health(true, "the relay on " + table + " has not read the table yet");
+        }
+        Optional<Duration> age = status.get().oldestUnsentAge(clock.instant());
+        if (age.isPresent() && age.get().compareTo(maxAge) > 0) {
+            return new Health(false, "the oldest unsent row of " + table + " has waited " + age.get().toSeconds()
+                    + " s (more than " + maxAge.toSeconds() + " s); " + status.get().backlog() + " unsent");
+        }
+        return new Health(true, status.get().backlog() + " unsent, " + status.get().dead() + " dead in " + table);
+    }
+
+    /** What {@link #health} found: up or down, and why. */
+    public record Health(boolean up, String detail) {
+    }
+
     /** Rows this relay published since it was built. */
     public long published() {
         return published.get();

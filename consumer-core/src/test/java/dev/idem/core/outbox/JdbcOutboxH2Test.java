@@ -2,6 +2,7 @@ package dev.idem.core.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.idem.core.Backoff;
 import dev.idem.core.Delivery;
@@ -218,6 +219,31 @@ class JdbcOutboxH2Test {
         assertThat(registry.get("idem.outbox.published").tag("table", "idem_outbox").functionCounter().count())
                 .isEqualTo(1.0);
         assertThat(registry.get("idem.outbox.oldest.unsent.age").gauge()).isNotNull();
+    }
+
+    @Test
+    void healthIsDownWhileRowsWaitTooLongAndWhenTheRelayIsNotRunning() throws Exception {
+        RecordingPublisher publisher = new RecordingPublisher(Set.of());
+        publisher.down = true;
+        inTransaction(tx -> List.of(outbox.send(tx, OutboxMessage.to("stock").key("k").value("v"))), true);
+        OutboxRelay relay = outbox.relay(publisher).pollInterval(Duration.ofMillis(10))
+                .maxBackoff(Duration.ofMillis(20)).build();
+        assertThat(relay.health(Duration.ofMinutes(5)).up()).as("not started").isFalse();
+
+        relay.start();
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> relay.health(Duration.ofMillis(1)).detail()
+                    .contains("has waited"));
+
+            assertThat(relay.health(Duration.ofMillis(1)).up()).isFalse();
+            assertThat(relay.health(Duration.ofMinutes(5)).up()).isTrue();
+        } finally {
+            relay.close();
+        }
+        assertThat(relay.health(Duration.ofMinutes(5))).satisfies(h -> {
+            assertThat(h.up()).isFalse();
+            assertThat(h.detail()).contains("not running");
+        });
     }
 
     @Test
