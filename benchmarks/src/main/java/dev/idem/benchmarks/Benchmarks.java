@@ -53,6 +53,7 @@ public final class Benchmarks {
             List<Result> results = new ArrayList<>();
             List<Latency> latencies = new ArrayList<>();
             KafkaBroker kafka = plan.runs("kafka") || plan.runs("share") || plan.runs("pg") || plan.runs("remote")
+                    || plan.runs("outbox")
                     ? (KafkaBroker) started(fixtures, KafkaBroker.class) : null;
             if (plan.runs("kafka")) {
                 KafkaBench kafkaBench = new KafkaBench(kafka, redisson, plan, redis.uri());
@@ -84,16 +85,23 @@ public final class Benchmarks {
                         "the PostgreSQL table needs a database: " + probe.reason()));
                 results.addAll(new PgBench(kafka, redisson, postgres, plan).throughput());
             }
+            OutboxBench.Figures outbox = null;
+            if (plan.runs("outbox")) {
+                PostgresProbe probe = Fixtures.postgres();
+                PostgresDatabase postgres = probe.database().orElseThrow(() -> new IllegalStateException(
+                        "the outbox needs a database: " + probe.reason()));
+                outbox = new OutboxBench(kafka, postgres, plan).run();
+            }
             MemoryBench.Memory memory = new MemoryBench(redisson).run(10_000, 200);
             MemoryBench.Scale scale = new MemoryBench(redisson).atScale(plan.quick() ? 100_000 : 1_000_000);
 
             Report report = new Report(plan, results, latencies, memory, scale);
-            String markdown = report.markdown();
+            String markdown = report.markdown() + (outbox == null ? "" : OutboxBench.markdown(outbox));
             System.out.println(markdown);
             Path dir = Files.createDirectories(Path.of("results"));
             String name = plan.quick() || plan.only() != null ? "partial" : "latest";
             Files.writeString(dir.resolve(name + ".md"), markdown);
-            Files.writeString(dir.resolve(name + ".json"), json(plan, results, latencies, memory, scale));
+            Files.writeString(dir.resolve(name + ".json"), json(plan, results, latencies, memory, scale, outbox));
             if (!report.stockRight()) {
                 System.err.println("FAIL: the stock of the unique-index consumer or of Idem + ledger is wrong "
                         + "(see the report)");
@@ -119,7 +127,7 @@ public final class Benchmarks {
     }
 
     private static String json(Plan plan, List<Result> results, List<Latency> latencies, MemoryBench.Memory memory,
-                               MemoryBench.Scale scale)
+                               MemoryBench.Scale scale, OutboxBench.Figures outbox)
             throws Exception {
         Map<String, Object> document = new LinkedHashMap<>();
         document.put("runAt", Instant.now().toString());
@@ -154,6 +162,9 @@ public final class Benchmarks {
         document.put("redisKeyLength", memory.keyLength());
         document.put("redisUsedBytesPerDoneKey", scale.usedBytesPerKey());
         document.put("redisUsedBytesKeys", scale.keys());
+        if (outbox != null) {
+            document.put("outbox", outbox);
+        }
         return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
                 .writeValueAsString(document);
     }

@@ -40,7 +40,7 @@ record Plan(boolean quick, String only, int kafkaMessages, int rocketMqMessages,
     }
 
     /**
-     * From the command line: nothing for the full run, {@code --quick}, {@code --only=kafka|rocketmq|share|pg|remote},
+     * From the command line: nothing for the full run, {@code --quick}, {@code --only=kafka|rocketmq|share|pg|remote|outbox},
      * or {@code --only=memory} (Redis memory per done key alone).
      */
     static Plan of(String[] args) {
@@ -55,13 +55,14 @@ record Plan(boolean quick, String only, int kafkaMessages, int rocketMqMessages,
                         quick.shareMessages(), quick.pgOrders(),
                         quick.limit(), quick.warmUp(), quick.rounds(), quick.steady(), quick.steadyRate());
             } else if (arg.equals("--only=kafka") || arg.equals("--only=rocketmq") || arg.equals("--only=share")
-                    || arg.equals("--only=pg") || arg.equals("--only=memory") || arg.equals("--only=remote")) {
+                    || arg.equals("--only=pg") || arg.equals("--only=memory") || arg.equals("--only=remote")
+                    || arg.equals("--only=outbox")) {
                 plan = new Plan(plan.quick(), arg.substring("--only=".length()), plan.kafkaMessages(),
                         plan.rocketMqMessages(), plan.shareMessages(), plan.pgOrders(), plan.limit(), plan.warmUp(), plan.rounds(),
                         plan.steady(), plan.steadyRate());
             } else {
                 throw new IllegalArgumentException("bench.args: unknown argument '" + arg
-                        + "'; expected --quick or --only=kafka|rocketmq|share|pg|memory|remote");
+                        + "'; expected --quick or --only=kafka|rocketmq|share|pg|memory|remote|outbox");
             }
         }
         return plan;

@@ -61,12 +61,14 @@ public final class KafkaOutboxPublisher implements OutboxPublisher {
         config.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "idem-outbox");
         // Not a transactional producer: rows are marked in the database's transaction, not Kafka's.
         config.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+        // Each batch is flushed at once (the relay waits for its acknowledgements): lingering only delays it.
+        config.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 0);
         long millis = b.timeout.toMillis();
         config.putIfAbsent(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) (millis / 2));
         config.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, millis);
         // Kafka refuses a delivery timeout under request timeout + linger.
         long request = Long.parseLong(config.get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG).toString());
-        long linger = Long.parseLong(config.getOrDefault(ProducerConfig.LINGER_MS_CONFIG, 5).toString());
+        long linger = Long.parseLong(config.get(ProducerConfig.LINGER_MS_CONFIG).toString());
         config.putIfAbsent(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.max(millis, request + linger));
         this.producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
         Map<String, Object> adminConfig = new HashMap<>(b.config);

@@ -292,7 +292,7 @@ public final class OutboxRelay implements AutoCloseable {
         private final OutboxPublisher publisher;
         private final AtomicLong written;
         private Duration pollInterval = Duration.ofMillis(100);
-        private int batchSize = 256;
+        private int batchSize = 1_000;
         private Duration keepSent = Duration.ZERO;
         private Duration maxBackoff = Duration.ofSeconds(10);
         // A Micrometer MeterRegistry, or null for no metrics; typed loosely so Micrometer is optional.
@@ -315,7 +315,7 @@ public final class OutboxRelay implements AutoCloseable {
             return this;
         }
 
-        /** Rows published per partition per transaction. Default 256. */
+        /** Rows published per pass (one transaction, one wait for the broker). Default 1,000. */
         public Builder batchSize(int batchSize) {
             this.batchSize = batchSize;
             return this;

@@ -21,10 +21,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One relay pass over the outbox's partitions: each partition whose relay row this process can lock
- * (rows another relay holds are skipped, {@code FOR UPDATE SKIP LOCKED}) has its oldest unsent rows
- * published in position order and marked, all in the transaction that holds the lock, so no two
- * relays publish one partition at once and a relay that dies leaves its rows for the next.
+ * One relay pass: in one transaction, lock every partition's relay row this process can have (rows
+ * another relay holds are skipped, {@code FOR UPDATE SKIP LOCKED}), publish the oldest unsent rows
+ * of those partitions in position order, and mark them; the commit releases the locks. No two relays
+ * publish one partition at once, and a relay that dies leaves its rows for the next. One transaction
+ * and one wait for the broker per pass, whatever the number of partitions.
  */
 final class RelayPartitions {
 
@@ -33,6 +34,7 @@ final class RelayPartitions {
     private static final TypeReference<Map<String, String>> HEADERS = new TypeReference<>() {
     };
     private static final int MAX_ERROR = 1000;
+    private static final int MARK_CHUNK = 500;
 
     /** What a pass did: rows published, failed for now, sent to the dead state; whether a partition had more. */
     record Pass(int published, int retried, int dead, boolean more) {
@@ -44,7 +46,6 @@ final class RelayPartitions {
     private final OutboxPublisher publisher;
     private final int batchSize;
     private final boolean keepSent;
-    private int first;
 
     RelayPartitions(DataSource dataSource, String table, Clock clock, OutboxPublisher publisher, int batchSize,
                     Duration keepSent) {
@@ -56,48 +57,20 @@ final class RelayPartitions {
         this.keepSent = !keepSent.isZero();
     }
 
-    /**
-     * One pass over every partition, starting one further each time so none is always last. A
-     * partition whose publisher fails is logged and counted as retried, and the pass goes on; the
-     * database failing ends the pass.
-     */
+    /** One pass; a publisher that fails is logged and its rows counted as retried; the database failing ends it. */
     Pass pass() throws SQLException, InterruptedException {
-        int published = 0;
-        int retried = 0;
-        int dead = 0;
-        boolean more = false;
-        int start = first;
-        first = (first + 1) % JdbcOutbox.PARTITIONS;
         try (Connection connection = dataSource.getConnection()) {
             boolean autoCommit = connection.getAutoCommit();
             connection.setAutoCommit(false);
             try {
                 boolean any = anyUnsent(connection);
-                // Its snapshot ends here: on MySQL a partition read in it would miss another relay's marks.
+                // Its snapshot ends here: on MySQL, rows read in it would miss another relay's marks.
                 connection.rollback();
-                if (!any) {
-                    return new Pass(0, 0, 0, false);
-                }
-                for (int i = 0; i < JdbcOutbox.PARTITIONS; i++) {
-                    int partition = (start + i) % JdbcOutbox.PARTITIONS;
-                    Pass one;
-                    try {
-                        one = drain(connection, partition);
-                    } catch (RuntimeException e) {
-                        LOG.warn("outbox relay on {}: publishing partition {} failed; tried again later", table,
-                                partition, e);
-                        one = new Pass(0, 1, 0, false);
-                    }
-                    published += one.published();
-                    retried += one.retried();
-                    dead += one.dead();
-                    more |= one.more();
-                }
+                return any ? drain(connection) : new Pass(0, 0, 0, false);
             } finally {
                 connection.setAutoCommit(autoCommit);
             }
         }
-        return new Pass(published, retried, dead, more);
     }
 
     private boolean anyUnsent(Connection connection) throws SQLException {
@@ -110,14 +83,16 @@ final class RelayPartitions {
         }
     }
 
-    /** Publishes one partition's oldest unsent rows while holding its lock; nothing when another relay holds it. */
-    private Pass drain(Connection connection, int partition) throws SQLException, InterruptedException {
+    /** Publishes the oldest unsent rows of the partitions it can lock, and marks them. */
+    private Pass drain(Connection connection) throws SQLException, InterruptedException {
+        List<OutboxRecord> records = List.of();
         try {
-            if (!lock(connection, partition)) {
+            List<Integer> partitions = lock(connection);
+            if (partitions.isEmpty()) {
                 connection.rollback();
                 return new Pass(0, 0, 0, false);
             }
-            List<OutboxRecord> records = unsent(connection, partition);
+            records = unsent(connection, partitions);
             if (records.isEmpty()) {
                 connection.commit();
                 return new Pass(0, 0, 0, false);
@@ -127,7 +102,7 @@ final class RelayPartitions {
                 throw new IllegalStateException("publisher " + publisher + " answered " + results.size()
                         + " results for " + records.size() + " records");
             }
-            Pass pass = mark(connection, partition, records, results);
+            Pass pass = mark(connection, partitions, records, results);
             connection.commit();
             return pass;
         } catch (SQLException | InterruptedException | RuntimeException e) {
@@ -136,27 +111,34 @@ final class RelayPartitions {
             } catch (SQLException rollback) {
                 e.addSuppressed(rollback);
             }
+            if (e instanceof RuntimeException && !records.isEmpty()) {
+                LOG.warn("outbox relay on {}: publishing {} rows failed; tried again later", table, records.size(), e);
+                return new Pass(0, records.size(), 0, false);
+            }
             throw e;
         }
     }
 
-    private boolean lock(Connection connection, int partition) throws SQLException {
+    private List<Integer> lock(Connection connection) throws SQLException {
+        List<Integer> partitions = new ArrayList<>();
         try (PreparedStatement lock = connection.prepareStatement("select partition_no from " + table
-                + "_relay where partition_no = ? for update skip locked")) {
-            lock.setInt(1, partition);
-            try (ResultSet rows = lock.executeQuery()) {
-                return rows.next();
+                + "_relay for update skip locked");
+             ResultSet rows = lock.executeQuery()) {
+            while (rows.next()) {
+                partitions.add(rows.getInt(1));
             }
         }
+        return partitions;
     }
 
-    private List<OutboxRecord> unsent(Connection connection, int partition) throws SQLException {
+    private List<OutboxRecord> unsent(Connection connection, List<Integer> partitions) throws SQLException {
         List<OutboxRecord> records = new ArrayList<>();
+        String in = partitions.size() == JdbcOutbox.PARTITIONS ? ""
+                : " and partition_no in (" + String.join(", ", partitions.stream().map(String::valueOf).toList()) + ")";
         try (PreparedStatement select = connection.prepareStatement("select position, id, destination, message_key, "
                 + "payload, headers, traceparent, created_at, attempts from " + table
-                + " where partition_no = ? and state = 'new' order by position")) {
+                + " where state = 'new'" + in + " order by position")) {
             select.setMaxRows(batchSize);
-            select.setInt(1, partition);
             try (ResultSet rows = select.executeQuery()) {
                 while (rows.next()) {
                     records.add(new OutboxRecord(rows.getLong(1), rows.getString(2), rows.getString(3),
@@ -168,60 +150,67 @@ final class RelayPartitions {
         return records;
     }
 
-    private Pass mark(Connection connection, int partition, List<OutboxRecord> records,
+    private Pass mark(Connection connection, List<Integer> partitions, List<OutboxRecord> records,
                       List<OutboxPublisher.Result> results) throws SQLException {
-        int published = 0;
         int retried = 0;
         int dead = 0;
         Timestamp now = Timestamp.from(clock.instant());
-        try (PreparedStatement sent = connection.prepareStatement(keepSent
-                     ? "update " + table + " set state = 'sent', sent_at = ? where position = ?"
-                     : "delete from " + table + " where position = ?");
-             PreparedStatement failed = connection.prepareStatement("update " + table
-                     + " set state = ?, attempts = attempts + 1, last_error = ? where position = ?")) {
+        List<Long> sent = new ArrayList<>(records.size());
+        try (PreparedStatement failed = connection.prepareStatement("update " + table
+                + " set state = ?, attempts = attempts + 1, last_error = ? where position = ?")) {
             for (int i = 0; i < records.size(); i++) {
                 OutboxRecord record = records.get(i);
                 OutboxPublisher.Result result = results.get(i);
                 if (result instanceof OutboxPublisher.Published) {
-                    if (keepSent) {
-                        sent.setTimestamp(1, now);
-                        sent.setLong(2, record.position());
-                    } else {
-                        sent.setLong(1, record.position());
-                    }
-                    sent.addBatch();
-                    published++;
-                } else {
-                    boolean poison = result instanceof OutboxPublisher.Poison;
-                    String reason = poison ? ((OutboxPublisher.Poison) result).reason()
-                            : ((OutboxPublisher.Retry) result).reason();
-                    failed.setString(1, poison ? "dead" : "new");
-                    failed.setString(2, reason.length() > MAX_ERROR ? reason.substring(0, MAX_ERROR) : reason);
-                    failed.setLong(3, record.position());
-                    failed.addBatch();
-                    if (poison) {
-                        dead++;
-                        LOG.warn("outbox row {} (id {}) to {} is dead: {}", record.position(), record.id(),
-                                record.destination(), reason);
-                    } else {
-                        retried++;
-                    }
+                    sent.add(record.position());
+                    continue;
                 }
-            }
-            if (published > 0) {
-                sent.executeBatch();
+                boolean poison = result instanceof OutboxPublisher.Poison;
+                String reason = poison ? ((OutboxPublisher.Poison) result).reason()
+                        : ((OutboxPublisher.Retry) result).reason();
+                failed.setString(1, poison ? "dead" : "new");
+                failed.setString(2, reason.length() > MAX_ERROR ? reason.substring(0, MAX_ERROR) : reason);
+                failed.setLong(3, record.position());
+                failed.addBatch();
+                if (poison) {
+                    dead++;
+                    LOG.warn("outbox row {} (id {}) to {} is dead: {}", record.position(), record.id(),
+                            record.destination(), reason);
+                } else {
+                    retried++;
+                }
             }
             if (retried + dead > 0) {
                 failed.executeBatch();
             }
         }
+        // Published rows in statements of up to MARK_CHUNK positions each: one statement, not one per row.
+        for (int from = 0; from < sent.size(); from += MARK_CHUNK) {
+            List<Long> chunk = sent.subList(from, Math.min(sent.size(), from + MARK_CHUNK));
+            String in = String.join(", ", java.util.Collections.nCopies(chunk.size(), "?"));
+            try (PreparedStatement mark = connection.prepareStatement(keepSent
+                    ? "update " + table + " set state = 'sent', sent_at = ? where position in (" + in + ")"
+                    : "delete from " + table + " where position in (" + in + ")")) {
+                int i = 1;
+                if (keepSent) {
+                    mark.setTimestamp(i++, now);
+                }
+                for (long position : chunk) {
+                    mark.setLong(i++, position);
+                }
+                mark.executeUpdate();
+            }
+        }
         try (PreparedStatement served = connection.prepareStatement("update " + table
                 + "_relay set served_at = ? where partition_no = ?")) {
-            served.setTimestamp(1, now);
-            served.setInt(2, partition);
-            served.executeUpdate();
+            for (int partition : partitions) {
+                served.setTimestamp(1, now);
+                served.setInt(2, partition);
+                served.addBatch();
+            }
+            served.executeBatch();
         }
-        return new Pass(published, retried, dead, records.size() == batchSize);
+        return new Pass(sent.size(), retried, dead, records.size() == batchSize);
     }
 
     private static Map<String, String> headers(@Nullable String json) {
