@@ -11,9 +11,9 @@ import java.util.List;
 public interface OutboxPublisher extends AutoCloseable {
 
     /**
-     * Publishes {@code records} (one partition's oldest unsent rows, in the order written: a key's
-     * rows must reach the broker in this order) and waits until each is acknowledged by the broker
-     * or has failed.
+     * Publishes {@code records} (the oldest unsent rows of the partitions the relay holds, in the
+     * order written: a key's rows must reach the broker in this order) and waits until each is
+     * acknowledged by the broker or has failed.
      *
      * @return one result per record, in the same order
      */

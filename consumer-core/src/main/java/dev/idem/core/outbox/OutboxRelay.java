@@ -59,7 +59,8 @@ public final class OutboxRelay implements AutoCloseable {
     private volatile boolean statusWanted;
 
     private OutboxRelay(Builder b) {
-        this.partitions = new RelayPartitions(b.dataSource, b.table, b.clock, b.publisher, b.batchSize, b.keepSent);
+        this.partitions = new RelayPartitions(b.dataSource, b.table, b.clock, b.publisher, b.batchSize, b.keepSent,
+                b.maxBackoff);
         this.dataSource = b.dataSource;
         this.table = b.table;
         this.clock = b.clock;

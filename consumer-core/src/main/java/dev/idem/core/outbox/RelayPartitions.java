@@ -11,6 +11,7 @@ import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +36,8 @@ final class RelayPartitions {
     };
     private static final int MAX_ERROR = 1000;
     private static final int MARK_CHUNK = 500;
+    // How long at most a destination whose rows failed is left out of the passes.
+    private static final Duration REST = Duration.ofSeconds(1);
 
     /** What a pass did: rows published, failed for now, sent to the dead state; whether a partition had more. */
     record Pass(int published, int retried, int dead, boolean more) {
@@ -46,15 +49,19 @@ final class RelayPartitions {
     private final OutboxPublisher publisher;
     private final int batchSize;
     private final boolean keepSent;
+    private final Duration rest;
+    // Destination -> System.nanoTime() until which it rests; only the relay's thread uses it.
+    private final Map<String, Long> resting = new java.util.HashMap<>();
 
     RelayPartitions(DataSource dataSource, String table, Clock clock, OutboxPublisher publisher, int batchSize,
-                    Duration keepSent) {
+                    Duration keepSent, Duration maxBackoff) {
         this.dataSource = dataSource;
         this.table = table;
         this.clock = clock;
         this.publisher = publisher;
         this.batchSize = batchSize;
         this.keepSent = !keepSent.isZero();
+        this.rest = maxBackoff.compareTo(REST) < 0 ? maxBackoff : REST;
     }
 
     /** One pass; a publisher that fails is logged and its rows counted as retried; the database failing ends it. */
@@ -131,14 +138,23 @@ final class RelayPartitions {
         return partitions;
     }
 
+    /**
+     * The oldest unsent rows of {@code partitions}, leaving out destinations that failed a moment ago
+     * (so one that fails every time does not hold up the others by always being the oldest).
+     */
     private List<OutboxRecord> unsent(Connection connection, List<Integer> partitions) throws SQLException {
+        List<String> skipped = resting();
+        String sql = "select position, id, destination, message_key, payload, headers, traceparent, created_at, "
+                + "attempts from " + table + " where state = 'new' and partition_no in ("
+                + String.join(", ", partitions.stream().map(String::valueOf).toList()) + ")"
+                + (skipped.isEmpty() ? "" : " and destination not in ("
+                + String.join(", ", Collections.nCopies(skipped.size(), "?")) + ")")
+                + " order by position limit " + batchSize;
         List<OutboxRecord> records = new ArrayList<>();
-        String in = partitions.size() == JdbcOutbox.PARTITIONS ? ""
-                : " and partition_no in (" + String.join(", ", partitions.stream().map(String::valueOf).toList()) + ")";
-        try (PreparedStatement select = connection.prepareStatement("select position, id, destination, message_key, "
-                + "payload, headers, traceparent, created_at, attempts from " + table
-                + " where state = 'new'" + in + " order by position")) {
-            select.setMaxRows(batchSize);
+        try (PreparedStatement select = connection.prepareStatement(sql)) {
+            for (int i = 0; i < skipped.size(); i++) {
+                select.setString(i + 1, skipped.get(i));
+            }
             try (ResultSet rows = select.executeQuery()) {
                 while (rows.next()) {
                     records.add(new OutboxRecord(rows.getLong(1), rows.getString(2), rows.getString(3),
@@ -148,6 +164,13 @@ final class RelayPartitions {
             }
         }
         return records;
+    }
+
+    /** Destinations whose rows failed less than {@code rest} ago. */
+    private List<String> resting() {
+        long now = System.nanoTime();
+        resting.values().removeIf(until -> until - now <= 0);
+        return List.copyOf(resting.keySet());
     }
 
     private Pass mark(Connection connection, List<Integer> partitions, List<OutboxRecord> records,
@@ -172,6 +195,9 @@ final class RelayPartitions {
                 failed.setString(2, reason.length() > MAX_ERROR ? reason.substring(0, MAX_ERROR) : reason);
                 failed.setLong(3, record.position());
                 failed.addBatch();
+                if (!poison) {
+                    resting.put(record.destination(), System.nanoTime() + rest.toNanos());
+                }
                 if (poison) {
                     dead++;
                     LOG.warn("outbox row {} (id {}) to {} is dead: {}", record.position(), record.id(),
@@ -210,7 +236,8 @@ final class RelayPartitions {
             }
             served.executeBatch();
         }
-        return new Pass(sent.size(), retried, dead, records.size() == batchSize);
+        // A full batch means more is waiting, unless some of it failed: then the loop backs off.
+        return new Pass(sent.size(), retried, dead, records.size() == batchSize && retried == 0);
     }
 
     private static Map<String, String> headers(@Nullable String json) {

@@ -16,6 +16,7 @@ create table if not exists {table} (
 );
 create unique index if not exists {prefix}_id on {table} (id);
 create index if not exists {prefix}_unsent on {table} (state, partition_no, position);
+create index if not exists {prefix}_next on {table} (state, position);
 create table if not exists {table}_relay (
     partition_no smallint primary key,
     served_at    timestamp with time zone

@@ -16,7 +16,8 @@ create table if not exists {table} (
     last_error   varchar(1000) character set utf8mb4,
     sent_at      datetime(3),
     unique index {prefix}_id (id),
-    index {prefix}_unsent (state, partition_no, position)
+    index {prefix}_unsent (state, partition_no, position),
+    index {prefix}_next (state, position)
 ) engine = InnoDB default charset = utf8mb4 collate utf8mb4_bin;
 create table if not exists {table}_relay (
     partition_no smallint not null primary key,

@@ -20,6 +20,8 @@ create table if not exists {table} (
 );
 create unique index if not exists {prefix}_id on {table} (id);
 create index if not exists {prefix}_unsent on {table} (partition_no, position) where state = 'new';
+-- The relay reads the oldest unsent rows first, whatever their partition.
+create index if not exists {prefix}_next on {table} (position) where state = 'new';
 -- One row per partition: a relay works on a partition while it holds its row's lock, so relays in
 -- many processes share the table, none publishing what another publishes.
 create table if not exists {table}_relay (

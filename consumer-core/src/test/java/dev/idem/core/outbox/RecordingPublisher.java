@@ -13,6 +13,7 @@ final class RecordingPublisher implements OutboxPublisher {
 
     final List<OutboxRecord> published = new CopyOnWriteArrayList<>();
     final Set<String> poison;
+    final Set<String> failing = java.util.concurrent.ConcurrentHashMap.newKeySet();
     volatile boolean down;
 
     RecordingPublisher(Set<String> poison) {
@@ -25,7 +26,7 @@ final class RecordingPublisher implements OutboxPublisher {
         for (OutboxRecord record : records) {
             if (poison.contains(record.destination())) {
                 results.add(new Poison("destination topic " + record.destination() + " does not exist"));
-            } else if (down) {
+            } else if (down || failing.contains(record.destination())) {
                 results.add(new Retry("broker down"));
             } else {
                 published.add(record);
