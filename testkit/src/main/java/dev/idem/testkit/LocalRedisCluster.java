@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -142,7 +143,12 @@ public final class LocalRedisCluster implements AutoCloseable {
 
     /** The index of the node that serves {@code slot} now (after any migration), as node 0 sees it. */
     public int ownerOf(int slot) {
-        for (String line : call(ports.get(0), "CLUSTER", "NODES").split("\n")) {
+        return ownerOf(slot, 0);
+    }
+
+    /** The index of the node that serves {@code slot}, as node {@code viewer} sees it. */
+    private int ownerOf(int slot, int viewer) {
+        for (String line : call(ports.get(viewer), "CLUSTER", "NODES").split("\n")) {
             String[] fields = line.trim().split(" ");
             for (int i = 8; i < fields.length; i++) {
                 String range = fields[i];
@@ -193,11 +199,45 @@ public final class LocalRedisCluster implements AutoCloseable {
         return listed.isEmpty() ? List.of() : List.of(listed.split("\n"));
     }
 
-    /** Ends a migration: every node learns that node {@code to} serves {@code slot}. */
+    /**
+     * Ends a migration: every node learns that node {@code to} serves {@code slot}, the new owner
+     * first (it bumps its config epoch, so gossip from the old owner cannot win the slot back), as
+     * Redis's own resharding does; returns once every node sees node {@code to} as the owner, so a
+     * next migration of the slot starts from a settled cluster.
+     *
+     * @throws IllegalStateException if the nodes do not agree within 10 s
+     */
     public void finishMigration(int slot, int to) {
-        for (int port : ports) {
-            call(port, "CLUSTER", "SETSLOT", Integer.toString(slot), "NODE", nodeId(to));
+        String owner = nodeId(to);
+        call(ports.get(to), "CLUSTER", "SETSLOT", Integer.toString(slot), "NODE", owner);
+        for (int i = 0; i < ports.size(); i++) {
+            if (i != to) {
+                call(ports.get(i), "CLUSTER", "SETSLOT", Integer.toString(slot), "NODE", owner);
+            }
         }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!agreed(slot, to)) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("the nodes did not agree within 10 s that node " + to + " serves slot "
+                        + slot);
+            }
+            try {
+                TimeUnit.MILLISECONDS.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while the cluster settled slot " + slot, e);
+            }
+        }
+    }
+
+    /** Whether every node sees node {@code to} as the owner of {@code slot}. */
+    private boolean agreed(int slot, int to) {
+        for (int node = 0; node < ports.size(); node++) {
+            if (ownerOf(slot, node) != to) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private String nodeId(int node) {
