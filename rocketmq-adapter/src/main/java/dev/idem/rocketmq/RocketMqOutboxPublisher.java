@@ -8,11 +8,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.rocketmq.client.exception.MQBrokerException;
 import org.apache.rocketmq.client.exception.MQClientException;
@@ -179,12 +177,11 @@ public final class RocketMqOutboxPublisher implements OutboxPublisher {
         if (key != null && !key.isBlank()) {
             message.setKeys(key);
         }
-        Set<String> seen = new HashSet<>();
         record.headers().forEach((name, text) -> {
             if (MessageConst.STRING_HASH_SET.contains(name)) {
                 throw new IllegalArgumentException("header '" + name + "' is a property RocketMQ reserves");
             }
-            if (!name.isBlank() && !text.isBlank() && seen.add(name)) {
+            if (!name.isBlank() && !text.isBlank()) {
                 message.putUserProperty(name, text);
             }
         });

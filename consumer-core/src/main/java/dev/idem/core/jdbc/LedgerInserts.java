@@ -1,5 +1,6 @@
 package dev.idem.core.jdbc;
 
+import dev.idem.core.internal.SqlErrors;
 import dev.idem.core.CheckUnavailableException;
 import dev.idem.core.Delivery;
 import dev.idem.core.DuplicateEffectException;
@@ -27,9 +28,6 @@ import javax.sql.DataSource;
  * the ledger's trouble. Also whether the table's unique key makes the insert the check. Thread-safe.
  */
 final class LedgerInserts {
-
-    // MySQL and MariaDB report a duplicate primary key as SQL state 23000 with this vendor code.
-    private static final int MYSQL_DUPLICATE_KEY = 1062;
 
     private final DataSource dataSource;
     private final String table;
@@ -99,8 +97,7 @@ final class LedgerInserts {
     }
 
     static boolean isDuplicateKey(SQLException e) {
-        String state = e.getSQLState();
-        return "23505".equals(state) || e.getErrorCode() == MYSQL_DUPLICATE_KEY;
+        return SqlErrors.isDuplicateKey(e);
     }
 
     /** Whether the table's inserts refuse a copy in a way {@link #record} recognises. */

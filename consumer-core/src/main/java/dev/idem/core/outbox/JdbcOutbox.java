@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.internal.CurrentRun;
 import dev.idem.core.internal.SchemaScripts;
+import dev.idem.core.internal.SqlErrors;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -101,7 +102,7 @@ public final class JdbcOutbox {
             statement.executeUpdate();
             written.incrementAndGet();
         } catch (SQLException e) {
-            if (!"23505".equals(e.getSQLState()) && e.getErrorCode() != 1062) {
+            if (!SqlErrors.isDuplicateKey(e)) {
                 throw e;
             }
             throw new SQLException("outbox message id '" + id + "' is in " + table + " already: "

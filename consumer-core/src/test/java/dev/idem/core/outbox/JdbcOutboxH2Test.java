@@ -230,10 +230,7 @@ class JdbcOutboxH2Test {
                 .build().start()) {
             inTransaction(tx -> List.of(outbox.send(tx, OutboxMessage.to("stock").key("k").value("v"))), true);
             relay.wake();
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (publisher.published.isEmpty() && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> !publisher.published.isEmpty());
             assertThat(relay.isRunning()).isTrue();
             assertThat(relay.lastStatus()).isPresent();
         }
