@@ -1,6 +1,9 @@
 package dev.idem.micronaut;
 
+import dev.idem.core.outbox.OutboxRelay;
+import dev.idem.listener.OutboxRuntime;
 import dev.idem.micronaut.internal.PropertyReader;
+import io.micronaut.context.BeanContext;
 import io.micronaut.context.annotation.Requires;
 import io.micronaut.context.env.Environment;
 import io.micronaut.core.async.publisher.Publishers;
@@ -20,7 +23,9 @@ import org.redisson.api.RedissonClient;
  * listener's consumer runs and no message is stuck; a consumer that stopped or failed, an
  * unreachable Redis, or a message that has come back deferred for longer than
  * {@code idem.health.stuck-after} (default 5 minutes: it holds its partition or queue) makes it
- * DOWN. The details name each listener's state, and a stuck listener's oldest deferral.
+ * DOWN, and so does an outbox ({@code idem.outbox.enabled}) whose relay stopped or whose oldest unsent
+ * row has waited longer than {@code idem.outbox.stuck-after}. The details name each listener's state,
+ * a stuck listener's oldest deferral, and the outbox's state.
  */
 @Singleton
 @Requires(classes = HealthIndicator.class)
@@ -28,9 +33,11 @@ public final class IdemHealthIndicator implements HealthIndicator {
 
     private final IdemListeners listeners;
     private final Duration stuckAfter;
+    private final BeanContext context;
 
-    IdemHealthIndicator(IdemListeners listeners, Environment environment) {
+    IdemHealthIndicator(IdemListeners listeners, Environment environment, BeanContext context) {
         this.listeners = listeners;
+        this.context = context;
         this.stuckAfter = new PropertyReader(environment).durationSetting("idem.health.stuck-after", "5m",
                 "idem.health.stuck-after");
     }
@@ -70,6 +77,12 @@ public final class IdemHealthIndicator implements HealthIndicator {
                         + " (idem.health.stuck-after " + stuckAfter + ")");
                 up = false;
             }
+        }
+        Optional<OutboxRuntime> outbox = context.findBean(OutboxRuntime.class);
+        if (outbox.isPresent()) {
+            OutboxRelay.Health relay = outbox.get().health();
+            details.put("outbox", (relay.up() ? "UP: " : "DOWN: ") + relay.detail());
+            up &= relay.up();
         }
         return HealthResult.builder("idem", up ? HealthStatus.UP : HealthStatus.DOWN).details(details).build();
     }

@@ -244,8 +244,35 @@ final class IdemResources {
         return dataSource;
     }
 
-    @SuppressWarnings({"unchecked", "rawtypes"})
+    /**
+     * What the outbox writes through: the pool behind the ledger's {@code DataSource} (the relay's
+     * own transactions) and its transaction manager (the senders' transactions).
+     *
+     * @throws ConfigurationException naming the setting when there is no {@code DataSource} or no
+     *                                transaction manager
+     */
+    OutboxDataSource outboxDataSource() {
+        Optional<String> named = environment.getProperty("idem.ledger.data-source", String.class)
+                .filter(StringUtils::isNotEmpty);
+        DataSource dataSource = dataSource(named).orElseThrow(() -> new ConfigurationException("idem.outbox.enabled "
+                + "is true but the application has no DataSource: the outbox is a table beside the effects "
+                + "(datasources.default.*)"));
+        io.micronaut.transaction.TransactionOperations<Connection> operations = operations(named)
+                .orElseThrow(() -> new ConfigurationException("idem.outbox.enabled is true but the application has "
+                        + "no transaction manager: add micronaut-data-tx-jdbc"));
+        return new OutboxDataSource(target(dataSource), operations);
+    }
+
+    /** The pool behind the outbox's {@code DataSource} and its transaction manager. */
+    record OutboxDataSource(DataSource pool, io.micronaut.transaction.TransactionOperations<Connection> transactions) {
+    }
+
     private Optional<LedgerTransactions> transactions(Optional<String> named) {
+        return operations(named).map(MicronautTransactions::new);
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private Optional<io.micronaut.transaction.TransactionOperations<Connection>> operations(Optional<String> named) {
         if (!ClassUtils.isPresent("io.micronaut.transaction.TransactionOperations", getClass().getClassLoader())) {
             return Optional.empty();
         }
@@ -259,6 +286,6 @@ final class IdemResources {
             throw new ConfigurationException("idem.ledger: several transaction managers and none is the default: "
                     + "set idem.ledger.data-source to the name of the ledger's DataSource", e);
         }
-        return operations.map(MicronautTransactions::new);
+        return operations;
     }
 }

@@ -49,6 +49,34 @@ class MicronautStartupFailuresIT {
         return thrown;
     }
 
+    private static Map<String, Object> withOutbox(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = valid(redis);
+        p.put("datasources.default.url", db.jdbcUrl());
+        p.put("datasources.default.username", db.user());
+        p.put("datasources.default.password", db.password() == null ? "" : db.password());
+        p.put("datasources.default.driver-class-name", "org.postgresql.Driver");
+        p.put("idem.ledger.table", "mn_failing_ledger");
+        p.put("idem.ledger.create-table", true);
+        p.put("idem.outbox.enabled", true);
+        p.put("idem.outbox.table", "mn_failing_outbox");
+        p.put("idem.outbox.create-table", true);
+        return p;
+    }
+
+    @Test
+    void anOutboxBrokerThatIsNoneIsNamed(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = withOutbox(redis, db);
+        p.put("idem.outbox.broker", "pulsar");
+        assertThat(failure(p)).contains("idem.outbox.broker must be kafka or rocketmq but was 'pulsar'");
+    }
+
+    @Test
+    void aMisspelledOutboxSettingIsNamed(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = withOutbox(redis, db);
+        p.put("idem.outbox.batchsize", 10);
+        assertThat(failure(p)).contains("idem.outbox.batchsize is not an Idem setting");
+    }
+
     @Test
     void missingKafkaServers(RedisEndpoint redis) {
         Map<String, Object> p = valid(redis);

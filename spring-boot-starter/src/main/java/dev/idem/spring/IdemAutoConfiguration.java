@@ -1,15 +1,20 @@
 package dev.idem.spring;
 
+import dev.idem.core.outbox.Outbox;
+import dev.idem.listener.OutboxRuntime;
 import dev.idem.redis.RedisClaimStore;
 import dev.idem.redis.RedisUrl;
 import dev.idem.spring.internal.ListenerMethods;
 import dev.idem.spring.internal.ListenerProcessors;
+import dev.idem.spring.internal.SpringOutbox;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -18,7 +23,8 @@ import org.springframework.core.env.Environment;
 /**
  * Idem's beans in a Spring Boot application: the Redis client (from {@code idem.redis.url}, unless the
  * application has a {@code RedissonClient}), the claim store, the container that starts the
- * {@link IdempotentListener} methods, and, with the actuator, the health contributor.
+ * {@link IdempotentListener} methods, with {@code idem.outbox.enabled} the {@link Outbox} and its relay,
+ * and, with the actuator, the health contributor.
  */
 @AutoConfiguration
 @EnableConfigurationProperties(IdemProperties.class)
@@ -87,6 +93,23 @@ public class IdemAutoConfiguration {
         return new IdemListenerContainer(methods, beans, environment, properties, processors);
     }
 
+    /** The outbox: the table and its relay (closed before the {@code DataSource}), and the bean that sends. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = "idem.outbox", name = "enabled", havingValue = "true")
+    static class OutboxBeans {
+        @Bean(destroyMethod = "close")
+        OutboxRuntime idemOutboxRuntime(ListableBeanFactory beans, IdemProperties properties,
+                                        ListenerProcessors processors) {
+            return SpringOutbox.runtime(beans, properties, processors);
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        Outbox idemOutbox(OutboxRuntime runtime, ListableBeanFactory beans, IdemProperties properties) {
+            return SpringOutbox.outbox(runtime, beans, properties);
+        }
+    }
+
     /** Idem's part of {@code /actuator/health}, when the actuator's health module is there. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
@@ -94,8 +117,9 @@ public class IdemAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "idemHealthIndicator")
         IdemHealthIndicator idemHealthIndicator(IdemListenerContainer container, RedissonClient redisson,
-                                                IdemProperties properties) {
-            return new IdemHealthIndicator(container, redisson, properties.getHealth().getStuckAfter());
+                                                IdemProperties properties, ObjectProvider<OutboxRuntime> outbox) {
+            return new IdemHealthIndicator(container, redisson, properties.getHealth().getStuckAfter(),
+                    outbox.getIfAvailable());
         }
     }
 }

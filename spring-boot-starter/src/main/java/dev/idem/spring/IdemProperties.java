@@ -21,6 +21,7 @@ public class IdemProperties {
     private final Ledger ledger = new Ledger();
     private final Health health = new Health();
     private final Tracing tracing = new Tracing();
+    private final IdemOutboxProperties outbox = new IdemOutboxProperties();
     /** Per listener, by its name ({@code <group>-<topic>} unless the annotation names it): what overrides the annotation. */
     private Map<String, IdemListenerProperties> listeners = new LinkedHashMap<>();
 
@@ -50,6 +51,11 @@ public class IdemProperties {
 
     public Tracing getTracing() {
         return tracing;
+    }
+
+    /** The outbox ({@code idem.outbox.*}). */
+    public IdemOutboxProperties getOutbox() {
+        return outbox;
     }
 
     public Map<String, IdemListenerProperties> getListeners() {

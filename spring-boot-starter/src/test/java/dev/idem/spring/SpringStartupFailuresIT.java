@@ -60,6 +60,33 @@ class SpringStartupFailuresIT {
     }
 
     @Test
+    void anOutboxBrokerThatIsNoneIsNamed(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = valid(redis, db);
+        p.put("idem.outbox.enabled", "true");
+        p.put("idem.outbox.create-table", "true");
+        p.put("idem.outbox.table", "spring_failing_outbox");
+        p.put("idem.outbox.broker", "pulsar");
+        assertThat(failure(p)).contains("idem.outbox.broker must be kafka or rocketmq but was 'pulsar'");
+    }
+
+    @Test
+    void anOutboxBrokerLeftToChooseWithBothAdaptersIsNamed(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = valid(redis, db);
+        p.put("idem.outbox.enabled", "true");
+        p.put("idem.outbox.create-table", "true");
+        p.put("idem.outbox.table", "spring_failing_outbox");
+        assertThat(failure(p)).contains("idem.outbox.broker is not set and the class path has both");
+    }
+
+    @Test
+    void aMissingOutboxTableIsNamed(RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = valid(redis, db);
+        p.put("idem.outbox.enabled", "true");
+        p.put("idem.outbox.table", "spring_no_such_outbox");
+        assertThat(failure(p)).contains("idem.outbox.table").contains("spring_no_such_outbox");
+    }
+
+    @Test
     void aMisspelledListenerSettingIsNamed(RedisEndpoint redis, PostgresDatabase db) {
         Map<String, Object> p = valid(redis, db);
         p.put("idem.listeners.orders.max-attempt", "3");

@@ -112,6 +112,32 @@ public final class JdbcOutbox {
         return id;
     }
 
+    /**
+     * This outbox on the transaction {@code current} finds: what a framework's {@link Outbox} bean
+     * is, with {@code current} giving the connection of the caller's transaction (and throwing
+     * {@link IllegalStateException} when there is none).
+     */
+    public Outbox on(CurrentTransaction current) {
+        Objects.requireNonNull(current, "current");
+        return message -> {
+            try {
+                return send(current.connection(), message);
+            } catch (SQLException e) {
+                throw new OutboxException(e);
+            }
+        };
+    }
+
+    /** The connection of the caller's transaction, as a framework keeps it. */
+    @FunctionalInterface
+    public interface CurrentTransaction {
+        /**
+         * @throws IllegalStateException when the caller is in no transaction on the outbox's data source
+         * @throws SQLException          when the connection cannot be had
+         */
+        Connection connection() throws SQLException;
+    }
+
     /** A name-based UUID of the incoming key and the send's place in the run. */
     static String derivedId(IdempotencyKey key, int place) {
         String name = "idem-outbox\n" + key.group() + "\n" + key.topic() + "\n" + key.value() + "\n" + place;

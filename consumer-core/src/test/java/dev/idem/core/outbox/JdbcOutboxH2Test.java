@@ -124,6 +124,37 @@ class JdbcOutboxH2Test {
     }
 
     @Test
+    void anOutboxOnTheCallersTransactionWritesThereAndRefusesWithoutOne() throws Exception {
+        Connection[] current = {null};
+        Outbox onCurrent = outbox.on(() -> {
+            if (current[0] == null) {
+                throw new IllegalStateException("no transaction");
+            }
+            return current[0];
+        });
+
+        inTransaction(tx -> {
+            current[0] = tx;
+            return List.of(onCurrent.send(OutboxMessage.to("stock").value("1").id("event-1")));
+        }, false);
+        assertThat(rows()).as("rolled back with the caller's transaction").isZero();
+        inTransaction(tx -> {
+            current[0] = tx;
+            return List.of(onCurrent.send(OutboxMessage.to("stock").value("1").id("event-1")));
+        }, true);
+        current[0] = null;
+
+        assertThat(rows()).isEqualTo(1);
+        assertThatThrownBy(() -> onCurrent.send(OutboxMessage.to("stock").value("2")))
+                .isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> inTransaction(tx -> {
+            current[0] = tx;
+            return List.of(onCurrent.send(OutboxMessage.to("stock").value("2").id("event-1")));
+        }, true)).isInstanceOf(OutboxException.class).hasMessageContaining("is in idem_outbox already")
+                .satisfies(e -> assertThat(((OutboxException) e).sqlException().getSQLState()).isNotNull());
+    }
+
+    @Test
     void theRelayPublishesEachCommittedRowInOrderAndDeletesIt() throws Exception {
         RecordingPublisher publisher = new RecordingPublisher(Set.of());
         for (int i = 0; i < 30; i++) {

@@ -1,16 +1,20 @@
 package example.micronaut;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 
+import dev.idem.core.outbox.OutboxHeaders;
 import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.KafkaBroker;
 import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.TestNames;
+import dev.idem.testkit.TopicMessage;
 import io.micronaut.context.ApplicationContext;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -28,6 +32,7 @@ class InventoryIT {
     void threeCopiesDeductOnce(KafkaBroker kafka, RedisEndpoint redis, TestNames names) throws Exception {
         kafka.createTopic("orders", 3);
         kafka.createTopic("payments", 1);   // the README's wrapped listener (Billing) consumes it
+        kafka.createTopic("stock-reserved", 1);   // Reservations sends there through the outbox
         // tag::start[]
         // The test kit's addresses, and an in-memory database instead of application.yml's PostgreSQL.
         Map<String, Object> properties = Map.of(
@@ -46,6 +51,7 @@ class InventoryIT {
             try (Connection c = connect(); Statement s = c.createStatement()) {
                 s.execute("create table stock (sku varchar(32) primary key, quantity int)");
                 s.execute("insert into stock values ('sku-1', 10)");
+                s.execute("create table reservation (order_id varchar(64), sku varchar(32))");
             }
             Properties p = new Properties();
             p.put("bootstrap.servers", kafka.bootstrapServers());
@@ -63,6 +69,13 @@ class InventoryIT {
             }
             Thread.sleep(3_000);   // time for the other two copies to arrive
             assertEquals(8, quantity(), "three copies of order-1 (quantity 2) deduct once");
+            deadline = System.currentTimeMillis() + 30_000;
+            while (kafka.read("stock-reserved").isEmpty() && System.currentTimeMillis() < deadline) {
+                Thread.sleep(200);
+            }
+            List<TopicMessage> reserved = kafka.read("stock-reserved");
+            assertEquals(1, reserved.size(), "three copies of order-1: one stock-reserved message, through the outbox");
+            assertNotNull(reserved.get(0).header(OutboxHeaders.MESSAGE_ID), "the outbox id travels with it");
         }
     }
 

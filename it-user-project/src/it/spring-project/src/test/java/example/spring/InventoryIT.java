@@ -1,16 +1,20 @@
 package example.spring;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 
+import dev.idem.core.outbox.OutboxHeaders;
 import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.KafkaBroker;
 import dev.idem.testkit.PostgresDatabase;
 import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.RocketMqBroker;
 import dev.idem.testkit.TestNames;
+import dev.idem.testkit.TopicMessage;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
+import java.util.List;
 import java.util.Properties;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -34,6 +38,7 @@ class InventoryIT {
                               TestNames names) throws Exception {
         kafka.createTopic("orders", 3);
         kafka.createTopic("payments", 3);
+        kafka.createTopic("stock-reserved", 1);   // Reservations sends there through the outbox
         rocketMq.createTopic("refunds", 4);
         // tag::start[]
         // A schema of this test's own, with the application's tables (Idem's ledger table is created there too).
@@ -44,6 +49,7 @@ class InventoryIT {
             s.execute("insert into " + schema + ".stock values ('sku-1', 10)");
             s.execute("create table " + schema + ".captured (payment_id varchar(64), body text)");
             s.execute("create table " + schema + ".refunded (refund_id varchar(64))");
+            s.execute("create table " + schema + ".reservation (order_id varchar(64), sku varchar(32))");
         }
         // The test kit's addresses, as arguments: they win over application.yml (builder properties do not).
         String[] args = {
@@ -89,6 +95,11 @@ class InventoryIT {
             assertEquals(8, quantity(jdbc), "three copies of order-1 (quantity 2) deduct once");
             assertEquals(1, captured(jdbc), "three copies of payment-1 are captured once");
             assertEquals(1, refunded(jdbc), "three copies of refund-1 are refunded once");
+            assertEquals(1, jdbc.queryForObject("select count(*) from reservation", Integer.class),
+                    "three copies of order-1 reserve once");
+            List<TopicMessage> reserved = kafka.read("stock-reserved");
+            assertEquals(1, reserved.size(), "one stock-reserved message, through the outbox");
+            assertNotNull(reserved.get(0).header(OutboxHeaders.MESSAGE_ID), "the outbox id travels with it");
             // tag::start[]
         }
         // end::start[]

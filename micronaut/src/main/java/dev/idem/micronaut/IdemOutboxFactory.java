@@ -1,0 +1,83 @@
+package dev.idem.micronaut;
+
+import dev.idem.core.outbox.Outbox;
+import dev.idem.listener.OutboxRuntime;
+import dev.idem.listener.OutboxSettings;
+import dev.idem.micronaut.internal.PropertyReader;
+import io.micronaut.context.BeanContext;
+import io.micronaut.context.annotation.Bean;
+import io.micronaut.context.annotation.Context;
+import io.micronaut.context.annotation.Factory;
+import io.micronaut.context.annotation.Requires;
+import io.micronaut.context.env.Environment;
+import io.micronaut.context.exceptions.ConfigurationException;
+import io.micronaut.core.reflect.ClassUtils;
+import jakarta.inject.Singleton;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.Set;
+
+/**
+ * The outbox in a Micronaut application ({@code idem.outbox.enabled=true}): the table on the
+ * ledger's {@code DataSource}, its relay from {@code idem.outbox.*} started with the context and
+ * stopped before the {@code DataSource}, and an {@link Outbox} that writes on the transaction
+ * Micronaut's transaction manager has open on the calling thread.
+ */
+@Factory
+@Requires(property = "idem.outbox.enabled", value = "true")
+final class IdemOutboxFactory {
+
+    static final Set<String> KEYS = Set.of("enabled", "table", "create-table", "broker", "relay", "poll-interval",
+            "batch-size", "keep-sent", "max-backoff", "stuck-after");
+
+    @Context
+    @Bean(preDestroy = "close")
+    OutboxRuntime idemOutboxRuntime(IdemResources resources, Environment environment, BeanContext context) {
+        resources.checkKeys("idem.outbox", KEYS);
+        try {
+            return OutboxRuntime.start(resources.outboxDataSource().pool(), settings(environment),
+                    resources::kafkaSettings, () -> new PropertyReader(environment).required("idem.rocketmq.name-server"),
+                    relay -> {
+                        if (ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry",
+                                IdemOutboxFactory.class.getClassLoader())) {
+                            context.findBean(io.micrometer.core.instrument.MeterRegistry.class)
+                                    .ifPresent(relay::meterRegistry);
+                        }
+                    });
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException(e.getMessage(), e);
+        }
+    }
+
+    @Singleton
+    Outbox idemOutbox(OutboxRuntime runtime, IdemResources resources) {
+        io.micronaut.transaction.TransactionOperations<Connection> transactions = resources.outboxDataSource()
+                .transactions();
+        return runtime.outbox().on(() -> {
+            Connection connection = transactions.findTransactionStatus()
+                    .map(status -> (Connection) status.getConnection()).orElse(null);
+            if (connection == null || connection.getAutoCommit()) {
+                throw new IllegalStateException("Outbox.send needs a transaction: call it from an @IdempotentListener "
+                        + "on the ledger or from a @Transactional method (the row must commit with the effect)");
+            }
+            return connection;
+        });
+    }
+
+    private static OutboxSettings settings(Environment environment) {
+        PropertyReader properties = new PropertyReader(environment);
+        OutboxSettings d = OutboxSettings.defaults();
+        String keepSent = environment.getProperty("idem.outbox.keep-sent", String.class).orElse("0").trim();
+        return new OutboxSettings(
+                environment.getProperty("idem.outbox.table", String.class).orElse(d.table()),
+                environment.getProperty("idem.outbox.create-table", Boolean.class).orElse(false),
+                environment.getProperty("idem.outbox.broker", String.class).orElse(null),
+                environment.getProperty("idem.outbox.relay", Boolean.class).orElse(true),
+                properties.durationSetting("idem.outbox.poll-interval", "100ms", "idem.outbox.poll-interval"),
+                environment.getProperty("idem.outbox.batch-size", Integer.class).orElse(d.batchSize()),
+                keepSent.equals("0") ? Duration.ZERO
+                        : properties.durationSetting("idem.outbox.keep-sent", "0", "idem.outbox.keep-sent"),
+                properties.durationSetting("idem.outbox.max-backoff", "10s", "idem.outbox.max-backoff"),
+                properties.durationSetting("idem.outbox.stuck-after", "5m", "idem.outbox.stuck-after"));
+    }
+}
