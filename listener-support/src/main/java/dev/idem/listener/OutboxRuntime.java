@@ -73,6 +73,9 @@ public final class OutboxRuntime implements AutoCloseable {
             publisher.close();
             throw new IllegalArgumentException("idem.outbox (poll-interval, batch-size, keep-sent, max-backoff): "
                     + e.getMessage(), e);
+        } catch (RuntimeException | Error e) {
+            publisher.close();   // its producer's threads would outlive the failed start-up
+            throw e;
         }
         relay.start();
         LOG.info("Idem's outbox {} is published to {} by a relay in this process", outbox.table(), broker.display());

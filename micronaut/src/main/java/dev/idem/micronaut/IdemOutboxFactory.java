@@ -54,20 +54,31 @@ final class IdemOutboxFactory {
         io.micronaut.transaction.TransactionOperations<Connection> transactions = resources.outboxDataSource()
                 .transactions();
         return runtime.outbox().on(() -> {
-            Connection connection = transactions.findTransactionStatus()
-                    .map(status -> (Connection) status.getConnection()).orElse(null);
+            io.micronaut.transaction.TransactionStatus<?> status = transactions.findTransactionStatus().orElse(null);
+            Connection connection = status == null || status.isCompleted() || !inTransaction(status) ? null
+                    : (Connection) status.getConnection();
             if (connection == null || connection.getAutoCommit()) {
-                throw new IllegalStateException("Outbox.send needs a transaction: call it from an @IdempotentListener "
-                        + "on the ledger or from a @Transactional method (the row must commit with the effect)");
+                throw new IllegalStateException("Outbox.send needs a transaction that has not ended: call it from an "
+                        + "@IdempotentListener on the ledger or a @Transactional method, not after its commit (the "
+                        + "row must commit with the effect)");
             }
             return connection;
         });
+    }
+
+    /** Whether the status runs in a transaction: not one of a method that runs outside any. */
+    private static boolean inTransaction(io.micronaut.transaction.TransactionStatus<?> status) {
+        io.micronaut.transaction.TransactionDefinition.Propagation propagation =
+                status.getTransactionDefinition().getPropagationBehavior();
+        return propagation != io.micronaut.transaction.TransactionDefinition.Propagation.NOT_SUPPORTED
+                && propagation != io.micronaut.transaction.TransactionDefinition.Propagation.NEVER;
     }
 
     private static OutboxSettings settings(Environment environment) {
         PropertyReader properties = new PropertyReader(environment);
         OutboxSettings d = OutboxSettings.defaults();
         String keepSent = environment.getProperty("idem.outbox.keep-sent", String.class).orElse("0").trim();
+        boolean keepNone = keepSent.matches("(?i)0+\\s*(ns|us|ms|s|m|h|d)?|PT0+S");
         return new OutboxSettings(
                 environment.getProperty("idem.outbox.table", String.class).orElse(d.table()),
                 environment.getProperty("idem.outbox.create-table", Boolean.class).orElse(false),
@@ -75,7 +86,7 @@ final class IdemOutboxFactory {
                 environment.getProperty("idem.outbox.relay", Boolean.class).orElse(true),
                 properties.durationSetting("idem.outbox.poll-interval", "100ms", "idem.outbox.poll-interval"),
                 environment.getProperty("idem.outbox.batch-size", Integer.class).orElse(d.batchSize()),
-                keepSent.equals("0") ? Duration.ZERO
+                keepNone ? Duration.ZERO
                         : properties.durationSetting("idem.outbox.keep-sent", "0", "idem.outbox.keep-sent"),
                 properties.durationSetting("idem.outbox.max-backoff", "10s", "idem.outbox.max-backoff"),
                 properties.durationSetting("idem.outbox.stuck-after", "5m", "idem.outbox.stuck-after"));

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.idem.core.outbox.Outbox;
 import dev.idem.core.outbox.OutboxHeaders;
+import dev.idem.core.outbox.OutboxMessage;
 import dev.idem.micronaut.app.OutboxStock;
 import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.KafkaBroker;
@@ -13,12 +15,16 @@ import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.TestNames;
 import dev.idem.testkit.TopicMessage;
 import io.micronaut.context.ApplicationContext;
+import io.micronaut.core.type.Argument;
+import io.micronaut.transaction.TransactionOperations;
+import io.micronaut.transaction.support.TransactionSynchronization;
 import io.micronaut.health.HealthStatus;
 import io.micronaut.management.health.indicator.HealthResult;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -91,6 +97,26 @@ class MicronautOutboxIT {
             assertThatThrownBy(() -> stock.place("b", true)).hasMessageContaining("refused");
             assertThatThrownBy(() -> stock.sendWithoutTransaction("c")).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("Outbox.send needs a transaction");
+            // After the commit (an afterCommit callback), the row would commit apart from the effect: refused.
+            Outbox outbox = context.getBean(Outbox.class);
+            @SuppressWarnings("unchecked")
+            TransactionOperations<Connection> transactions = context.getBean(
+                    Argument.of(TransactionOperations.class, Connection.class));
+            List<Throwable> afterCommit = new ArrayList<>();
+            transactions.executeWrite(status -> {
+                status.registerSynchronization(new TransactionSynchronization() {
+                    @Override
+                    public void afterCommit() {
+                        try {
+                            outbox.send(OutboxMessage.to(reserved).key("e").value("e"));
+                        } catch (RuntimeException e) {
+                            afterCommit.add(e);
+                        }
+                    }
+                });
+                return null;
+            });
+            assertThat(afterCommit).singleElement().asString().contains("Outbox.send needs a transaction");
 
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
                     assertThat(kafka.read(reserved)).hasSize(IDS + 1));
@@ -99,7 +125,7 @@ class MicronautOutboxIT {
 
             List<TopicMessage> messages = kafka.read(reserved);
             assertThat(messages).extracting(TopicMessage::keyText).doesNotHaveDuplicates().contains("desk:a")
-                    .doesNotContain("desk:b", "c");
+                    .doesNotContain("desk:b", "c", "e");
             assertThat(messages).extracting(m -> m.header(OutboxHeaders.MESSAGE_ID)).doesNotContainNull()
                     .doesNotHaveDuplicates().contains(placedId);
             assertThat(OutboxStock.CALLS.get(names.keyPrefix() + "-order-0")).hasValue(3);

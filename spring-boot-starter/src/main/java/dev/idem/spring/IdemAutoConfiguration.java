@@ -15,6 +15,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -98,6 +99,7 @@ public class IdemAutoConfiguration {
     @ConditionalOnProperty(prefix = "idem.outbox", name = "enabled", havingValue = "true")
     static class OutboxBeans {
         @Bean(destroyMethod = "close")
+        @DependsOnDatabaseInitialization   // after Flyway, Liquibase or spring.sql.init have made the table
         OutboxRuntime idemOutboxRuntime(ListableBeanFactory beans, IdemProperties properties,
                                         ListenerProcessors processors) {
             return SpringOutbox.runtime(beans, properties, processors);

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.idem.core.outbox.Outbox;
 import dev.idem.core.outbox.OutboxHeaders;
+import dev.idem.core.outbox.OutboxMessage;
 import dev.idem.listener.OutboxRuntime;
 import dev.idem.spring.outbox.OrderDesk;
 import dev.idem.spring.outbox.OutboxApp;
@@ -15,6 +17,7 @@ import dev.idem.testkit.RedisEndpoint;
 import dev.idem.testkit.TestNames;
 import dev.idem.testkit.TopicMessage;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,13 +30,20 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * {@code idem.outbox.enabled=true} in a Spring Boot application, on real Kafka, Redis and PostgreSQL:
  * an {@code @IdempotentListener} sends through the injected {@code Outbox} in its transaction (each
  * order sent three times yields one message, with the id its re-runs share; the runs that failed sent
  * nothing), a {@code @Transactional} service sends with no incoming message (a rolled-back call sends
- * nothing), a send outside a transaction is refused, and the health reports the relay.
+ * nothing), a send outside a transaction, in another database's or after the commit is refused, and
+ * the health reports the relay.
  */
 @IdemTestKit
 class SpringOutboxIT {
@@ -89,6 +99,26 @@ class SpringOutboxIT {
             assertThatThrownBy(() -> desk.place("b", true)).hasMessageContaining("refused");
             assertThatThrownBy(() -> desk.sendWithoutTransaction("c")).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("Outbox.send needs a transaction");
+            // In a transaction of another database, the row would commit on its own: refused.
+            Outbox outbox = app.getBean(Outbox.class);
+            DriverManagerDataSource otherDatabase = new DriverManagerDataSource(db.jdbcUrl(), db.user(), db.password());
+            assertThatThrownBy(() -> new TransactionTemplate(new DataSourceTransactionManager(otherDatabase))
+                    .executeWithoutResult(status -> outbox.send(OutboxMessage.to(placed).key("d").value("d"))))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("not on the ledger's DataSource");
+            // After the commit (an afterCommit callback, as an event listener AFTER_COMMIT runs), refused too.
+            List<Throwable> afterCommit = new ArrayList<>();
+            new TransactionTemplate(app.getBean(PlatformTransactionManager.class)).executeWithoutResult(status ->
+                    TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                        @Override
+                        public void afterCommit() {
+                            try {
+                                outbox.send(OutboxMessage.to(placed).key("e").value("e"));
+                            } catch (RuntimeException e) {
+                                afterCommit.add(e);
+                            }
+                        }
+                    }));
+            assertThat(afterCommit).singleElement().asString().contains("committing or rolling back");
 
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
                     assertThat(kafka.read(reserved)).hasSize(IDS));

@@ -149,6 +149,26 @@ class SpringStartupFailuresIT {
                 .contains("2 transaction managers", "idem.ledger.transaction-manager");
     }
 
+    @Test
+    void aTransactionManagerOfAnotherDataSourceFailsStartUpInsteadOfLettingTheLedgerRowCommitAlone(
+            RedisEndpoint redis, PostgresDatabase db) {
+        Map<String, Object> p = valid(redis, db);
+        p.put("idem.ledger.data-source", "ordersDataSource");
+        p.put("idem.ledger.create-table", "true");
+        p.put("idem.ledger.table", "spring_other_tx_ledger");
+        assertThat(failure(p, TwoDataSources.class, ReportsTransactions.class))
+                .contains("idem.ledger.transaction-manager", "not on the ledger's DataSource");
+    }
+
+    /** The only transaction manager, of the reporting database. */
+    @Configuration(proxyBeanMethods = false)
+    static class ReportsTransactions {
+        @Bean
+        PlatformTransactionManager reportsTransactions(@Qualifier("reportsDataSource") DataSource reports) {
+            return new DataSourceTransactionManager(reports);
+        }
+    }
+
     /** Two databases, neither primary, as an application with a reporting database has them. */
     @Configuration(proxyBeanMethods = false)
     static class TwoDataSources {

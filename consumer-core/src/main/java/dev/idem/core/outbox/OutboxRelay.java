@@ -55,6 +55,9 @@ public final class OutboxRelay implements AutoCloseable {
     private Instant nextPurge = Instant.MIN;
     private Instant nextStatus = Instant.MIN;
     private volatile @Nullable OutboxStatus lastStatus;
+    // When a pass last ran to its end (or the relay started), and why the last one did not.
+    private volatile Instant lastPass = Instant.MIN;
+    private volatile @Nullable String lastFailure;
     // Read only once someone asks (a gauge, a health check): the query is not free on a large table.
     private volatile boolean statusWanted;
 
@@ -115,20 +118,28 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     /**
-     * Whether the outbox is being published: down when the relay's thread is not running, or when the
-     * oldest unsent row it last saw has waited longer than {@code maxAge} (a broker down that long, a
-     * relay stuck, a destination that fails every time). What a framework's health check reports.
+     * Whether the outbox is being published: down when the relay's thread is not running, when no pass
+     * has run to its end for longer than {@code maxAge} (the database failing every pass, a pass hung),
+     * or when the oldest unsent row it last saw has waited longer than {@code maxAge} (a broker down that
+     * long, a destination that fails every time). What a framework's health check reports.
      */
     public Health health(Duration maxAge) {
         Objects.requireNonNull(maxAge, "maxAge");
         if (!running) {
             return new Health(false, "the relay on " + table + " is not running");
         }
+        Instant now = clock.instant();
+        Instant passed = lastPass;
+        if (passed.isAfter(Instant.MIN) && Duration.between(passed, now).compareTo(maxAge) > 0) {
+            return new Health(false, "the relay on " + table + " has not completed a pass for "
+                    + Duration.between(passed, now).toSeconds() + " s (more than " + maxAge.toSeconds() + " s): "
+                    + Objects.requireNonNullElse(lastFailure, "a pass is still under way"));
+        }
         Optional<OutboxStatus> status = lastStatus();
         if (status.isEmpty()) {
             return new Health(true, "the relay on " + table + " has not read the table yet");
         }
-        Optional<Duration> age = status.get().oldestUnsentAge(clock.instant());
+        Optional<Duration> age = status.get().oldestUnsentAge(now);
         if (age.isPresent() && age.get().compareTo(maxAge) > 0) {
             return new Health(false, "the oldest unsent row of " + table + " has waited " + age.get().toSeconds()
                     + " s (more than " + maxAge.toSeconds() + " s); " + status.get().backlog() + " unsent");
@@ -187,6 +198,7 @@ public final class OutboxRelay implements AutoCloseable {
     private void relay() {
         Duration backoff = Duration.ZERO;
         long seen = written.get();
+        lastPass = clock.instant();
         while (running) {
             Duration pause;
             try {
@@ -206,12 +218,15 @@ public final class OutboxRelay implements AutoCloseable {
                 }
                 purgeWhenDue();
                 readStatusWhenDue();
+                lastPass = clock.instant();
+                lastFailure = null;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
             } catch (SQLException | RuntimeException e) {
                 backoff = next(backoff);
                 pause = backoff;
+                lastFailure = e.toString();
                 LOG.warn("outbox relay on {} failed, trying again in {} ms: {}", table, pause.toMillis(), e.toString());
             } catch (Error e) {
                 LOG.error("outbox relay on {} stopped: nothing is published from this process until it restarts",

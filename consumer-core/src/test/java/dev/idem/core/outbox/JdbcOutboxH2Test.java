@@ -282,10 +282,10 @@ class JdbcOutboxH2Test {
 
         relay.start();
         try {
-            await().atMost(Duration.ofSeconds(10)).until(() -> relay.health(Duration.ofMillis(1)).detail()
+            await().atMost(Duration.ofSeconds(10)).until(() -> relay.health(Duration.ofMillis(300)).detail()
                     .contains("has waited"));
 
-            assertThat(relay.health(Duration.ofMillis(1)).up()).isFalse();
+            assertThat(relay.health(Duration.ofMillis(300)).up()).isFalse();
             assertThat(relay.health(Duration.ofMinutes(5)).up()).isTrue();
         } finally {
             relay.close();
@@ -294,6 +294,26 @@ class JdbcOutboxH2Test {
             assertThat(h.up()).isFalse();
             assertThat(h.detail()).contains("not running");
         });
+    }
+
+    @Test
+    void healthIsDownWhenNoPassCompletesForLongerThanTheMaxAge() throws Exception {
+        OutboxRelay relay = outbox.relay(new RecordingPublisher(Set.of())).pollInterval(Duration.ofMillis(10))
+                .maxBackoff(Duration.ofMillis(20)).build().start();
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> relay.health(Duration.ofMillis(300)).up());
+            try (Statement statement = keepAlive.createStatement()) {
+                statement.execute("drop table idem_outbox_relay");   // every pass with rows to publish fails
+            }
+            inTransaction(tx -> List.of(outbox.send(tx, OutboxMessage.to("stock").key("k").value("v"))), true);
+
+            await().atMost(Duration.ofSeconds(10)).until(() -> !relay.health(Duration.ofMillis(300)).up());
+            assertThat(relay.health(Duration.ofMillis(300)).detail()).contains("has not completed a pass")
+                    .contains("IDEM_OUTBOX_RELAY");
+            assertThat(relay.health(Duration.ofMinutes(5)).up()).as("within the max age").isTrue();
+        } finally {
+            relay.close();
+        }
     }
 
     @Test

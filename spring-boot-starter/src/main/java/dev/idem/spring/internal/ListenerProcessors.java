@@ -95,9 +95,10 @@ public final class ListenerProcessors {
         if (dataSource != null) {
             PlatformTransactionManager transactions = chosen.transactions(dataSource);
             try {
+                SpringTransactions spring = new SpringTransactions(dataSource, transactions);
+                spring.verify();
                 ledger = JdbcEffectLedger.builder(dataSource).table(settings.getTable())
-                        .createTable(settings.isCreateTable())
-                        .transactions(new SpringTransactions(dataSource, transactions)).build();
+                        .createTable(settings.isCreateTable()).transactions(spring).build();
             } catch (IllegalArgumentException e) {
                 throw new IllegalStateException("idem.ledger: " + e.getMessage(), e);
             }

@@ -3,11 +3,8 @@ package dev.idem.spring.internal;
 import dev.idem.core.outbox.Outbox;
 import dev.idem.listener.OutboxRuntime;
 import dev.idem.spring.IdemProperties;
-import java.sql.Connection;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.jdbc.datasource.DataSourceUtils;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -47,24 +44,12 @@ public final class SpringOutbox {
         }
     }
 
-    /** Sends on the transaction Spring has bound to the outbox's {@code DataSource}. */
+    /** Sends on the transaction Spring has bound to the outbox's {@code DataSource}, and on no other. */
     public static Outbox outbox(OutboxRuntime runtime, ListableBeanFactory beans, IdemProperties properties) {
         DataSource dataSource = dataSource(beans, properties);
-        return runtime.outbox().on(() -> {
-            if (!TransactionSynchronizationManager.isActualTransactionActive()) {
-                throw new IllegalStateException("Outbox.send needs a transaction: call it from an @IdempotentListener "
-                        + "on the ledger or from a @Transactional method (the row must commit with the effect)");
-            }
-            Connection connection = DataSourceUtils.getConnection(dataSource);
-            boolean joined = DataSourceUtils.isConnectionTransactional(connection, dataSource);
-            // A transactional connection stays open until its transaction ends: releasing only counts down.
-            DataSourceUtils.releaseConnection(connection, dataSource);
-            if (!joined) {
-                throw new IllegalStateException("Outbox.send: the transaction is not on the outbox's DataSource (the "
-                        + "ledger's: idem.ledger.data-source); the row would commit apart from the effect");
-            }
-            return connection;
-        });
+        BoundConnections connections = BoundConnections.of(dataSource,
+                new LedgerBeans(beans, properties.getLedger()).transactions(dataSource));
+        return runtime.outbox().on(() -> connections.current("Outbox.send"));
     }
 
     private static DataSource dataSource(ListableBeanFactory beans, IdemProperties properties) {

@@ -17,10 +17,33 @@ public final class SpringTransactions implements LedgerTransactions {
 
     private final DataSource dataSource;
     private final TransactionTemplate template;
+    private final BoundConnections connections;
 
     public SpringTransactions(DataSource dataSource, PlatformTransactionManager transactions) {
         this.dataSource = dataSource;
         this.template = new TransactionTemplate(transactions);
+        this.connections = BoundConnections.of(dataSource, transactions);
+    }
+
+    /**
+     * Checks, with an empty transaction, that the transaction manager binds its connection to the
+     * ledger's {@code DataSource}: one of another {@code DataSource} would leave the ledger row to
+     * commit on its own, apart from the effect.
+     *
+     * @throws IllegalStateException naming {@code idem.ledger.transaction-manager} when it does not
+     */
+    public void verify() {
+        try {
+            template.executeWithoutResult(status -> {
+                try {
+                    connections.current("the ledger");
+                } catch (java.sql.SQLException e) {
+                    throw new IllegalStateException("the ledger's DataSource gives no connection: " + e.getMessage(), e);
+                }
+            });
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException("idem.ledger.transaction-manager: " + e.getMessage(), e);
+        }
     }
 
     @Override
