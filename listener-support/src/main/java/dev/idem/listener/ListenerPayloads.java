@@ -32,7 +32,7 @@ public final class ListenerPayloads {
      * The key source an annotation declares.
      *
      * @param from        the annotation's {@code keySource}: {@code MESSAGE_KEY}, {@code MESSAGE_ID},
-     *                    {@code HEADER} or {@code PROPERTY}, by name
+     *                    {@code OUTBOX_ID}, {@code HEADER} or {@code PROPERTY}, by name
      * @param key         the header's name, or the payload's property path
      * @param suffix      appended to every key, or empty
      * @param where       the annotation and its method, for messages ({@code @IdempotentListener on a.B.c})
@@ -45,6 +45,7 @@ public final class ListenerPayloads {
         KeySource<Object> source = switch (from.name()) {
             case "MESSAGE_KEY" -> KeySource.messageKey();
             case "MESSAGE_ID" -> KeySource.messageId();
+            case "OUTBOX_ID" -> KeySource.outboxId();
             case "HEADER" -> {
                 if (key.isBlank()) {
                     throw new IllegalArgumentException(where + ": keySource = HEADER needs key = \"<header name>\"");

@@ -190,7 +190,7 @@ public final class IdempotentInterceptor implements MethodInterceptor<Object, Ob
         KeyFrom from = a.enumValue(Idempotent.class, "keySource", KeyFrom.class).orElse(KeyFrom.MESSAGE_KEY);
         if (from == KeyFrom.PROPERTY) {
             throw new ConfigurationException("@Idempotent on " + where
-                    + ": keySource PROPERTY is for @IdempotentListener; use MESSAGE_KEY, HEADER or MESSAGE_ID");
+                    + ": keySource PROPERTY is for @IdempotentListener; use MESSAGE_KEY, HEADER, MESSAGE_ID or OUTBOX_ID");
         }
         ListenerHandler handler = (delivery, tx) -> {
             MethodInvocationContext<Object, Object> current = CURRENT.get();

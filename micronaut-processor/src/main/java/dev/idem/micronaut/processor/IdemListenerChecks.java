@@ -108,7 +108,7 @@ public final class IdemListenerChecks implements TypeElementVisitor<Object, Obje
         }
         if ("PROPERTY".equals(method.stringValue(WRAPPED, "keySource").orElse(""))) {
             context.fail("@Idempotent on " + where + ": keySource PROPERTY is for @IdempotentListener; use "
-                    + "MESSAGE_KEY, HEADER or MESSAGE_ID", method);
+                    + "MESSAGE_KEY, HEADER, MESSAGE_ID or OUTBOX_ID", method);
         }
         String group = listener.stringValue("groupId").filter(g -> !g.isBlank())
                 .or(listener::stringValue).orElse("");

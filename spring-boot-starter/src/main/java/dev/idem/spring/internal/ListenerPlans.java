@@ -135,7 +135,7 @@ public final class ListenerPlans {
         String name = a.name().isBlank() ? defaultName : resolve(a.name());
         if (a.keySource() == KeyFrom.PROPERTY) {
             throw new IllegalStateException("@Idempotent on " + where + ": keySource PROPERTY is for "
-                    + "@IdempotentListener; use MESSAGE_KEY, HEADER or MESSAGE_ID");
+                    + "@IdempotentListener; use MESSAGE_KEY, HEADER, MESSAGE_ID or OUTBOX_ID");
         }
         String what = "@Idempotent";
         try {

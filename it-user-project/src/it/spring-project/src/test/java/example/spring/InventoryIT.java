@@ -41,7 +41,7 @@ class InventoryIT {
         kafka.createTopic("stock-reserved", 1);   // Reservations sends there through the outbox
         rocketMq.createTopic("refunds", 4);
         // tag::start[]
-        // A schema of this test's own, with the application's tables (Idem's ledger table is created there too).
+        // A schema of this test's own, with the application's tables (Idem's ledger and outbox tables go there too).
         String schema = "inventory_" + Integer.toHexString(names.keyPrefix().hashCode() & 0x7fffffff);
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             s.execute("create schema " + schema);
