@@ -138,7 +138,12 @@ final class RocketMqScenario implements AutoCloseable {
     IdemRocketMqConsumer<Order> startConsumer(Consumer<IdemRocketMqConsumer.Builder<Order>> settings) {
         IdemRocketMqConsumer.Builder<Order> builder = IdemRocketMqConsumer
                 .builder(rocketMq.nameServerAddress(), group, processorBuilder())
-                .subscribe(topic, "*").consumeFrom(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET).concurrency(8);
+                .subscribe(topic, "*").consumeFrom(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET).concurrency(8)
+                // Two consumers of a group started together race on their subscription's version, and
+                // the broker refuses one's pulls ("subscription is not latest") until its next heartbeat:
+                // 30 s by default (apache/rocketmq#3434). A test needs no such wait; a test's own
+                // client(...) replaces this.
+                .client(client -> client.setHeartbeatBrokerInterval(1_000));
         settings.accept(builder);
         IdemRocketMqConsumer<Order> consumer = builder.build();
         closeables.add(consumer);
