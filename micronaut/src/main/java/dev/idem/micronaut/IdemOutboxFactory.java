@@ -78,17 +78,22 @@ final class IdemOutboxFactory {
         PropertyReader properties = new PropertyReader(environment);
         OutboxSettings d = OutboxSettings.defaults();
         String keepSent = environment.getProperty("idem.outbox.keep-sent", String.class).orElse("0").trim();
+        // Zero keeps nothing; Durations reads only positive durations.
         boolean keepNone = keepSent.matches("(?i)0+\\s*(ns|us|ms|s|m|h|d)?|PT0+S");
         return new OutboxSettings(
                 environment.getProperty("idem.outbox.table", String.class).orElse(d.table()),
-                environment.getProperty("idem.outbox.create-table", Boolean.class).orElse(false),
-                environment.getProperty("idem.outbox.broker", String.class).orElse(null),
-                environment.getProperty("idem.outbox.relay", Boolean.class).orElse(true),
-                properties.durationSetting("idem.outbox.poll-interval", "100ms", "idem.outbox.poll-interval"),
+                environment.getProperty("idem.outbox.create-table", Boolean.class).orElse(d.createTable()),
+                environment.getProperty("idem.outbox.broker", String.class).orElse(d.broker()),
+                environment.getProperty("idem.outbox.relay", Boolean.class).orElse(d.relay()),
+                duration(properties, "idem.outbox.poll-interval", d.pollInterval()),
                 environment.getProperty("idem.outbox.batch-size", Integer.class).orElse(d.batchSize()),
-                keepNone ? Duration.ZERO
-                        : properties.durationSetting("idem.outbox.keep-sent", "0", "idem.outbox.keep-sent"),
-                properties.durationSetting("idem.outbox.max-backoff", "10s", "idem.outbox.max-backoff"),
-                properties.durationSetting("idem.outbox.stuck-after", "5m", "idem.outbox.stuck-after"));
+                keepNone ? Duration.ZERO : duration(properties, "idem.outbox.keep-sent", d.keepSent()),
+                duration(properties, "idem.outbox.max-backoff", d.maxBackoff()),
+                duration(properties, "idem.outbox.stuck-after", d.stuckAfter()));
+    }
+
+    /** The setting's duration when it is set (a wrong one fails naming it), else the shared default. */
+    private static Duration duration(PropertyReader properties, String key, Duration fallback) {
+        return properties.isSet(key) ? properties.durationSetting(key, "", key) : fallback;
     }
 }
