@@ -103,8 +103,8 @@ final class MemoryBench {
             String name = store.redisKey(all.get(i));
             total += redisson.getBucket(name).sizeInMemory();
             String value = redisson.<String>getBucket(name, StringCodec.INSTANCE).get();
-            if (value != null && value.startsWith("c")) {
-                String record = "idem:batch:" + value.substring(1);
+            if (value != null && value.startsWith("b")) {
+                String record = batchRecord(value);
                 total += redisson.getBucket(record).sizeInMemory() / (double) BATCH;
                 batchRecords.add(record);
             }
@@ -113,12 +113,17 @@ final class MemoryBench {
         int keyLength = store.redisKey(all.get(0)).length();
         for (IdempotencyKey key : all) {
             String value = redisson.<String>getBucket(store.redisKey(key), StringCodec.INSTANCE).get();
-            if (value != null && value.startsWith("c")) {
-                batchRecords.add("idem:batch:" + value.substring(1));
+            if (value != null && value.startsWith("b")) {
+                batchRecords.add(batchRecord(value));
             }
             store.reset(key);
         }
         redisson.getKeys().delete(batchRecords.toArray(String[]::new));
         return new Memory(total / measured, keyLength, measured);
+    }
+
+    /** The batch record a compact value ({@code b<9-character id><2-character place>}) names. */
+    private static String batchRecord(String compact) {
+        return "idem:batch:" + compact.substring(1, 10);
     }
 }

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.redisson.api.RScript;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,6 +41,8 @@ final class ClaimRound {
     // Slots that answered TRYAGAIN lately, with when (System.nanoTime) that stops being assumed.
     private final Map<Integer, Long> migrating = new ConcurrentHashMap<>();
     private final LateReleases late;
+    // Said once per store: a call too large for a batch record.
+    private final AtomicBoolean tooLargeSaid = new AtomicBoolean();
 
     ClaimRound(RedisClaimStore store, RedisScripts scripts, KeySpace keys, CompactClaims compact,
                long doneWindowMillis, long attemptsWindowMillis, int minCompactBatch) {
@@ -58,6 +61,8 @@ final class ClaimRound {
         long window = Math.max(attemptsWindowMillis, lease.toMillis() * 2);
         String compactWindow = Long.toString(doneWindowMillis + Math.max(RedisClaimStore.COMPLETE_WITHIN, lease.toMillis() * 2));
         Map<Integer, String> batchRecords = new ConcurrentHashMap<>();
+        // A key's place among its slot group's keys: its place in the group's batch record.
+        Map<Integer, Integer> places = new ConcurrentHashMap<>();
         // Keys of a slot seen being migrated go one by one; the others in one call per slot.
         List<Integer> grouped = new ArrayList<>(names.size());
         List<Integer> alone = new ArrayList<>();
@@ -68,8 +73,17 @@ final class ClaimRound {
         List<Object> groupReplies = grouped.isEmpty() ? List.of()
                 : scripts.each(grouped.stream().map(names::get).toList(), (slot, group) -> {
             long fresh = group.stream().filter(i -> requests.get(grouped.get(i)).attemptFloor() <= 1).count();
-            String id = fresh >= minCompactBatch ? BatchIds.next() : "";
+            boolean compactPays = fresh >= minCompactBatch;
+            if (compactPays && group.size() > CompactClaims.MAX_PLACES && tooLargeSaid.compareAndSet(false, true)) {
+                LOG.warn("a claim call of {} keys in one Redis slot writes full records, two writes per message: a batch "
+                        + "record holds at most {} keys (lower max.poll.records or the batch size)", group.size(),
+                        CompactClaims.MAX_PLACES);
+            }
+            String id = compactPays && group.size() <= CompactClaims.MAX_PLACES ? BatchIds.next() : "";
             batchRecords.put(slot, keys.batchPrefix(slot) + id);
+            for (int place = 0; place < group.size(); place++) {
+                places.put(grouped.get(group.get(place)), place);
+            }
             List<Object> claimArgs = new ArrayList<>(List.of("claim", owner, Long.toString(lease.toMillis()),
                     Long.toString(window), compactWindow, id));
             StringBuilder perKey = new StringBuilder(group.size() * 16);
@@ -100,12 +114,13 @@ final class ClaimRound {
             replies.set(i, claimAlone(names.get(i), requests.get(i), owner, lease, window, compactWindow));
         }
         failIfAnyFailed(replies, requests, owner, lease);
-        Map<Integer, List<String>> compactBySlot = new HashMap<>();
+        Map<Integer, Map<String, Integer>> compactBySlot = new HashMap<>();
         List<String> full = new ArrayList<>();
         for (int i = 0; i < names.size(); i++) {
             String reply = (String) replies.get(i);
             if (reply.startsWith("c:")) {
-                compactBySlot.computeIfAbsent(keys.slotOf(names.get(i)), s -> new ArrayList<>()).add(names.get(i));
+                compactBySlot.computeIfAbsent(keys.slotOf(names.get(i)), s -> new HashMap<>())
+                        .putIfAbsent(names.get(i), Objects.requireNonNull(places.get(i), "place"));
                 replies.set(i, "C" + reply.substring(1));
             } else if (reply.startsWith("C:") || reply.startsWith("K:")) {
                 full.add(names.get(i));

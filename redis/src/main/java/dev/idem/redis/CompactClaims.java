@@ -7,24 +7,36 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 /**
- * What a store knows of the compact claims it wrote (docs/decisions/0033): per batch record, its
- * owner and the keys still compact in Redis. A batch record may be completed in one write only when
- * the completion covers every one of them; any other change to a key (fail, release, count, a claim
- * again) makes it a full record in Redis, and the key leaves its batch here only after Redis
- * answered. Forgetting is always safe: an unknown key is completed on its own. Thread-safe.
+ * What a store knows of the compact claims it wrote (decisions 0033, 0058): per batch record, its
+ * owner, the keys still compact in Redis with their places, and which of them it completed by their
+ * place. A batch record may be completed whole in one write only when its completion and the earlier
+ * ones cover every compact key; a completion covering fewer marks their places, also one write. Any
+ * other change to a key (fail, release, count, a claim again) makes it a full record in Redis, and
+ * the key leaves its batch here only after Redis answered. Forgetting is always safe: an unknown key
+ * is completed on its own. Thread-safe.
  */
 final class CompactClaims {
 
     // Batches remembered; the oldest is forgotten beyond this (its keys are then completed one by one).
     private static final int MAX_BATCHES = 4_096;
+    /** The most keys one batch record holds: a place is two base-62 digits. */
+    static final int MAX_PLACES = 62 * 62;
+    private static final String DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
     private static final class Batch {
         final String record;
         final String owner;
-        final Set<String> compact = new HashSet<>();
+        // Keys still compact in Redis, with their places.
+        final Map<String, Integer> compact = new HashMap<>();
+        // Of those, the ones whose completion by their place was sent (a retry sends it again).
+        final Set<String> done = new HashSet<>();
+        // Redis refused to mark places (a key taken over, the record lost or too old): the rest go
+        // one by one, as a mark would be refused again.
+        boolean marksRefused;
 
         Batch(String record, String owner) {
             this.record = record;
@@ -39,30 +51,33 @@ final class CompactClaims {
             if (size() <= MAX_BATCHES) {
                 return false;
             }
-            eldest.getValue().compact.forEach(key -> byKey.remove(key, eldest.getValue()));
+            eldest.getValue().compact.keySet().forEach(key -> byKey.remove(key, eldest.getValue()));
             return true;
         }
     };
 
     /**
-     * A completion split: batch records each covering all their compact keys ({@code batches}, with
-     * those keys), and the keys to complete one by one; of those, the ones still compact under a
-     * batch of the completing owner, with that batch's record ({@code ownCompact}).
+     * A completion split. {@code whole}: batch records completed whole, each with every key still
+     * compact in it (those completed earlier by their place too) and their places. {@code marked}:
+     * batch records some of whose keys complete now by their place, with those keys' places.
+     * {@code single}: keys completed one by one; of those, {@code ownCompact} are still compact
+     * under a batch of the completing owner, with their compact value (without its leading 'b').
      */
-    record Plan(Map<String, List<String>> batches, List<String> single, Map<String, String> ownCompact) {
+    record Plan(Map<String, Map<String, Integer>> whole, Map<String, Map<String, Integer>> marked,
+                List<String> single, Map<String, String> ownCompact) {
     }
 
-    /** Keys Redis answered as claimed compact, under {@code record}, by {@code owner}. */
-    synchronized void claimed(String record, String owner, Collection<String> keys) {
-        if (keys.isEmpty()) {
+    /** Keys Redis answered as claimed compact, under {@code record}, by {@code owner}, with their places. */
+    synchronized void claimed(String record, String owner, Map<String, Integer> places) {
+        if (places.isEmpty()) {
             return;
         }
         Batch batch = new Batch(record, owner);
-        for (String key : keys) {
+        places.forEach((key, place) -> {
             forget(key);
-            batch.compact.add(key);
+            batch.compact.put(key, place);
             byKey.put(key, batch);
-        }
+        });
         batches.put(record, batch);
     }
 
@@ -83,6 +98,7 @@ final class CompactClaims {
         Batch batch = byKey.remove(key);
         if (batch != null) {
             batch.compact.remove(key);
+            batch.done.remove(key);
             if (batch.compact.isEmpty()) {
                 batches.remove(batch.record);
             }
@@ -90,34 +106,102 @@ final class CompactClaims {
     }
 
     /**
-     * Splits a completion by {@code owner}. A batch whose compact keys are all in {@code keys} is
-     * completed by its record and forgotten here at once; the other keys go one by one, and stay
-     * known as compact until {@link #changed} says Redis answered.
+     * Splits a completion by {@code owner}. A batch whose compact keys are all in {@code keys} or
+     * completed earlier is completed by its record and forgotten here at once; in a batch with keys
+     * still to come, the keys complete by their places, and count as completed from now on. Other
+     * keys go one by one, and stay known as compact until {@link #changed} says Redis answered.
      */
     synchronized Plan plan(Collection<String> keys, String owner) {
-        Map<Batch, List<String>> mine = new LinkedHashMap<>();
+        Map<Batch, Set<String>> mine = new LinkedHashMap<>();
         List<String> single = new ArrayList<>();
-        Map<String, String> ownCompact = new HashMap<>();
         for (String key : keys) {
             Batch batch = byKey.get(key);
             if (batch == null || !batch.owner.equals(owner)) {
                 single.add(key);
             } else {
-                mine.computeIfAbsent(batch, b -> new ArrayList<>()).add(key);
+                mine.computeIfAbsent(batch, b -> new HashSet<>()).add(key);
             }
         }
-        Map<String, List<String>> whole = new LinkedHashMap<>();
-        // Every key in covered is one of its batch's compact keys: as many distinct ones means all.
+        Map<String, Map<String, Integer>> whole = new LinkedHashMap<>();
+        Map<String, Map<String, Integer>> marked = new LinkedHashMap<>();
+        Map<String, String> ownCompact = new HashMap<>();
         mine.forEach((batch, covered) -> {
-            if (new HashSet<>(covered).size() == batch.compact.size()) {
-                whole.put(batch.record, covered);
-                batch.compact.forEach(byKey::remove);
+            if (batch.marksRefused) {
+                covered.forEach(key -> {
+                    single.add(key);
+                    ownCompact.put(key, compactValue(batch.record, Objects.requireNonNull(batch.compact.get(key))));
+                });
+                return;
+            }
+            batch.done.addAll(covered);
+            // Every key in done is one of the batch's compact keys: as many means all.
+            if (batch.done.size() == batch.compact.size()) {
+                whole.put(batch.record, Map.copyOf(batch.compact));
+                batch.compact.keySet().forEach(byKey::remove);
                 batches.remove(batch.record);
             } else {
-                single.addAll(covered);
-                covered.forEach(key -> ownCompact.put(key, batch.record));
+                Map<String, Integer> places = new HashMap<>();
+                covered.forEach(key -> places.put(key, batch.compact.get(key)));
+                marked.put(batch.record, places);
             }
         });
-        return new Plan(whole, single, ownCompact);
+        return new Plan(whole, marked, single, ownCompact);
+    }
+
+    /**
+     * A completion call got no answer: its whole batches are known again, every key sent (a retry of
+     * the call completes them whole again); its marks stay sent, and a retry sends them again.
+     */
+    synchronized void unanswered(Plan plan, String owner) {
+        plan.whole().forEach((record, places) -> {
+            claimed(record, owner, places);
+            Batch batch = batches.get(record);
+            if (batch != null) {
+                batch.done.addAll(places.keySet());
+            }
+        });
+    }
+
+    /**
+     * A renewal split: batch records of {@code owner} each standing for the keys of the call still
+     * compact in it ({@code batches}), and the keys to renew one by one ({@code single}).
+     */
+    record Renewal(Map<String, List<String>> batches, List<String> single) {
+    }
+
+    /** Splits a renewal by {@code owner}: keys compact under a batch of the owner's go with their batch record. */
+    synchronized Renewal renewal(Collection<String> keys, String owner) {
+        Map<String, List<String>> byRecord = new LinkedHashMap<>();
+        List<String> single = new ArrayList<>();
+        for (String key : keys) {
+            Batch batch = byKey.get(key);
+            if (batch == null || !batch.owner.equals(owner)) {
+                single.add(key);
+            } else {
+                byRecord.computeIfAbsent(batch.record, r -> new ArrayList<>()).add(key);
+            }
+        }
+        return new Renewal(byRecord, single);
+    }
+
+    /** Redis refused to mark places in {@code record}: its keys go one by one from now on. */
+    synchronized void marksRefused(String record) {
+        Batch batch = batches.get(record);
+        if (batch != null) {
+            batch.marksRefused = true;
+        }
+    }
+
+    /** A compact key's value without its leading 'b': its batch id (the record's last 9 characters) and place. */
+    static String compactValue(String record, int place) {
+        return record.substring(record.length() - BatchIds.LENGTH) + placeText(place);
+    }
+
+    /** Two base-62 digits. */
+    static String placeText(int place) {
+        if (place < 0 || place >= MAX_PLACES) {
+            throw new IllegalArgumentException("place " + place + " outside 0-" + (MAX_PLACES - 1));
+        }
+        return new String(new char[] {DIGITS.charAt(place / 62), DIGITS.charAt(place % 62)});
     }
 }

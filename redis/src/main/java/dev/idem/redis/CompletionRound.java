@@ -7,14 +7,17 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The completion call of a {@link RedisClaimStore}: a batch whose compact keys all complete together
- * is completed by one write to its batch record, every other key by its own. Thread-safe.
+ * The completion call of a {@link RedisClaimStore}: a batch whose compact keys have all completed is
+ * completed by one write to its batch record, keys of a batch completing on the way by one write
+ * marking their places in it (decision 0058), every other key by its own. Thread-safe.
  */
 final class CompletionRound {
 
@@ -36,20 +39,22 @@ final class CompletionRound {
     }
 
     /**
-     * Completes batches whose compact keys all complete now by one write to their batch record, the
-     * other keys one by one; a batch record refused (another owner took one of its keys over) has
-     * its keys completed one by one, in a second round trip.
+     * Completes batches whose compact keys have all completed by now by one write to their batch
+     * record, keys of a batch with keys still to come by one write marking their places in it, the
+     * other keys one by one; a batch record refused (another owner took one of its keys over) has its
+     * keys completed one by one, in a second round trip.
      */
     CompletableFuture<Set<IdempotencyKey>> completeAsync(Collection<IdempotencyKey> keys, String owner) {
         Map<String, IdempotencyKey> byRedisKey = new HashMap<>();
         keys.forEach(key -> byRedisKey.put(names.of(key), key));
         CompactClaims.Plan plan = compact.plan(byRedisKey.keySet(), owner);
-        List<String> records = List.copyOf(plan.batches().keySet());
-        return completeAsync(plan.single(), plan.ownCompact(), records, owner).whenComplete((replies, failure) -> {
+        List<String> records = new ArrayList<>(plan.whole().keySet());
+        records.addAll(plan.marked().keySet());
+        return completeAsync(plan.single(), plan.ownCompact(), plan, owner).whenComplete((replies, failure) -> {
             if (failure != null) {
-                // No answer (a timeout, a slot moving): the batches planned whole are known again, so
-                // a retry completes their keys as this owner's, wherever their batch records are.
-                plan.batches().forEach((record, batchKeys) -> compact.claimed(record, owner, batchKeys));
+                // No answer (a timeout, a slot moving): the batches planned are known again, so a
+                // retry completes their keys as this owner's, wherever their batch records are.
+                compact.unanswered(plan, owner);
             }
         }).thenCompose(replies -> {
             warnRestored(plan.single(), replies);
@@ -57,17 +62,39 @@ final class CompletionRound {
             refused(plan.single(), replies, 0).forEach(key -> refused.add(byRedisKey.get(key)));
             List<String> again = new ArrayList<>();
             Map<String, String> stillCompact = new HashMap<>();
-            refused(records, replies, plan.single().size()).forEach(record -> plan.batches().getOrDefault(record, List.of()).forEach(key -> {
-                again.add(key);
-                stillCompact.put(key, record);
-            }));
+            refused(records, replies, plan.single().size()).forEach(record -> {
+                Map<String, Integer> places = plan.whole().get(record);
+                if (places == null) {
+                    places = Objects.requireNonNull(plan.marked().get(record), "a record of the plan");
+                    compact.marksRefused(record);
+                }
+                places.forEach((key, place) -> {
+                    again.add(key);
+                    stillCompact.put(key, CompactClaims.compactValue(record, place));
+                });
+            });
             if (again.isEmpty()) {
                 return CompletableFuture.completedFuture(refused);
             }
-            // Each key that still names this owner's batch is done; a key taken over is refused.
-            return completeAsync(again, stillCompact, List.of(), owner).thenApply(more -> {
+            // Each key that still names this owner's batch is done; a key taken over is refused. A
+            // refused whole batch's keys completed earlier by their place go again too (their batch
+            // record may be lost: decision 0051).
+            return completeAsync(again, stillCompact, null, owner).thenApply(more -> {
                 warnRestored(again, more);
-                refused(again, more, 0).forEach(key -> refused.add(byRedisKey.get(key)));
+                List<String> earlier = new ArrayList<>();
+                refused(again, more, 0).forEach(key -> {
+                    IdempotencyKey refusedKey = byRedisKey.get(key);
+                    if (refusedKey != null) {
+                        refused.add(refusedKey);
+                    } else {
+                        earlier.add(key);
+                    }
+                });
+                if (!earlier.isEmpty()) {
+                    LOG.warn("{} key(s) completed earlier by their place in a batch record were refused when their "
+                            + "batch completed (another owner took them over, or an operator reset them), e.g. {}",
+                            earlier.size(), earlier.get(0));
+                }
                 return refused;
             });
         });
@@ -100,25 +127,46 @@ final class CompletionRound {
 
     /**
      * One completion call: {@code single} keys one by one (those in {@code ownCompact} named with
-     * the owner's batch record they are compact under), then whole batch {@code records}.
+     * their compact value under the owner's batch), then the plan's whole batch records, then its
+     * batch records with places to mark.
      */
     private CompletableFuture<List<Object>> completeAsync(List<String> single, Map<String, String> ownCompact,
-                                                          List<String> records, String owner) {
+                                                          CompactClaims.@Nullable Plan plan, String owner) {
         List<String> all = new ArrayList<>(single);
-        all.addAll(records);
+        int wholeEnd = single.size();
+        if (plan != null) {
+            all.addAll(plan.whole().keySet());
+            wholeEnd = all.size();
+            all.addAll(plan.marked().keySet());
+        }
+        int wholeFrom = single.size();
+        int marksFrom = wholeEnd;
         return scripts.manyAsync(all, (slot, group) -> {
             StringBuilder flags = new StringBuilder(group.size());
             StringBuilder ids = new StringBuilder();
+            StringBuilder places = new StringBuilder();
             for (int i : group) {
-                String record = i < single.size() ? ownCompact.get(single.get(i)) : null;
-                flags.append(i >= single.size() ? 'b' : record != null ? 'm' : 'k');
-                if (record != null) {
-                    ids.append(record, record.length() - BatchIds.LENGTH, record.length());
+                if (i < wholeFrom) {
+                    String value = ownCompact.get(single.get(i));
+                    flags.append(value != null ? 'm' : 'k');
+                    if (value != null) {
+                        ids.append(value);
+                    }
+                } else if (i < marksFrom) {
+                    flags.append('b');
+                } else {
+                    flags.append('p');
+                    if (!places.isEmpty()) {
+                        places.append(',');
+                    }
+                    Objects.requireNonNull(Objects.requireNonNull(plan).marked().get(all.get(i))).values()
+                            .forEach(place -> places.append(CompactClaims.placeText(place)));
                 }
             }
             return new RedisScripts.Extra(List.of(), names.args(slot, "complete", owner, Long.toString(doneWindowMillis),
                     Long.toString(attemptsWindowMillis), flags.toString(), Long.toString(RedisClaimStore.COMPLETE_WITHIN),
-                    ids.toString(), Long.toString(doneWindowMillis + RedisClaimStore.COMPLETE_WITHIN)));
+                    ids.toString(), Long.toString(doneWindowMillis + RedisClaimStore.COMPLETE_WITHIN),
+                    places.toString()));
         }).thenApply(replies -> {
             for (int i = 0; i < single.size(); i++) {
                 if (((Number) replies.get(i)).longValue() == 1) {

@@ -24,8 +24,9 @@ import org.redisson.api.RedissonClient;
 /**
  * Claim records in Redis: one short string per key, every change made by one Lua script, every time
  * taken from Redis {@code TIME}. A fresh claim costs Redis one {@code SET NX} of a 12-byte compact
- * record naming its batch; a batch whose keys all complete together is completed by one write to
- * its batch record, and any other change rewrites a key as a full record (docs/decisions/0033).
+ * record naming its batch and its place there; a batch is completed by one write to its batch record
+ * once its keys have all completed, and keys completing before the rest mark their places in it, one
+ * write too; any other change rewrites a key as a full record (docs/decisions/0033, 0058).
  * Batches take one round trip per Redis node; on a cluster their keys are grouped by hash slot, each
  * slot with its own batch record. Also the operator's side ({@link ClaimAdmin}). Thread-safe.
  *
@@ -50,6 +51,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     private final CompactClaims compact = new CompactClaims();
     private final ClaimRound claims;
     private final CompletionRound completions;
+    private final RenewalRound renewals;
     private final ClaimListings listings;
     // The store as guarded processors use it, with the guarded done window (this store when it is that).
     private final RedisClaimStore guarded;
@@ -63,6 +65,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         this.claims = new ClaimRound(this, scripts, keys, compact, doneWindowMillis, attemptsWindowMillis,
                 b.minCompactBatch);
         this.completions = new CompletionRound(scripts, keys, compact, doneWindowMillis, attemptsWindowMillis);
+        this.renewals = new RenewalRound(scripts, keys, compact);
         this.listings = new ClaimListings(this, redisson, scripts, keys);
         // Failure counts keep their window: they must cover a message's retries, whatever the mode.
         this.guarded = guardedView ? this : new RedisClaimStore(b, b.guardedDoneWindow, b.attemptsWindow, true);
@@ -149,21 +152,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     @Override
     public CompletableFuture<Set<IdempotencyKey>> renewAsync(Collection<IdempotencyKey> keys, String owner,
                                                             Duration lease) {
-        List<IdempotencyKey> ordered = List.copyOf(keys);
-        return scripts.manyAsync(ordered.stream().map(this::redisKey).toList(),
-                        (slot, group) -> new RedisScripts.Extra(List.of(),
-                                this.keys.args(slot, "renew", owner, Long.toString(lease.toMillis()))))
-                .thenApply(replies -> refused(ordered, replies));
-    }
-
-    private static Set<IdempotencyKey> refused(List<IdempotencyKey> keys, List<Object> replies) {
-        Set<IdempotencyKey> refused = new HashSet<>();
-        for (int i = 0; i < keys.size(); i++) {
-            if (((Number) replies.get(i)).longValue() != 1) {
-                refused.add(keys.get(i));
-            }
-        }
-        return refused;
+        return renewals.renewAsync(keys, owner, lease);
     }
 
     @Override

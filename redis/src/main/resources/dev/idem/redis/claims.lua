@@ -5,11 +5,15 @@
 -- (Redis 6.2 or newer):
 --   done:       D
 --   reset:      R  (read as no record; see RESET)
---   compact:    c<batch id>  (11 characters [0-9A-Za-z]): a fresh claim, read through its batch
+--   compact:    b<batch id><place>  (an id of 9 characters [0-9A-Za-z], the key's place in its
+--               claim call's keys in 2 more, base 62): a fresh claim, read through its batch
 --               record <batch prefix><batch id> in the same slot, which holds
---               L|<owner>|<lease end ms>|<fence> (T instead of L once another owner took a key of the
---               batch over), or D|<done until ms> once its owner completed every compact key of the
---               batch in one write; after that time its keys read as no record, as a D would have lapsed
+--               L|<owner>|<lease end ms>|<fence>[|<done places>] (T instead of L once another owner
+--               took a key of the batch over; done places: hexadecimal digits, bit p of the whole set
+--               when the key at place p was completed before the rest of its batch, decision 0058),
+--               or D|<done until ms> once its owner completed every compact key of the batch; after
+--               that time its keys read as no record, as a D would have lapsed.
+--               c<batch id of 11 characters>: the same without a place (records of earlier versions)
 --   otherwise:  <s>|<owner>|<lease end ms>|<fence>|<attempts>|<failures>|<u>|<first failure ms>|<due ms>
 --               \31<error>\31<compensation>\31<dead-letter reason>
 -- s: C claimed, F failed or released, X dead-lettered.
@@ -21,8 +25,9 @@
 -- Free text comes after \31. Times come from Redis TIME. Numbers are written with %d: Lua's
 -- default format loses digits. A value under the prefix that is not a record is answered per key
 -- ('?'), never by failing the whole batch.
--- A compact key is rewritten as a full record by any change but a completion of its whole batch;
--- docs/decisions/0033 says why a batch record never covers a key still running.
+-- A compact key is rewritten as a full record by any change but a completion by its owner (of its
+-- whole batch, or of its place); docs/decisions/0033 says why a batch record never covers a key still
+-- running, 0058 why a place marked stands only for a key its owner finished.
 --
 -- Every operation ends its arguments with the pending-compensation index of the slot it runs in,
 -- the attempts window (ms) and the batch prefix of that slot. The index (a sorted set of the slot's
@@ -40,6 +45,44 @@ local PENDING = ARGV[#ARGV - 2]
 -- be on its way from another node (a slot migration): elsewhere a batch record missing is one lost.
 local SLOTTED = string.sub(BP, -2) == '}:'
 local function d(x) return string.format('%d', x) end
+-- A compact key's place in its batch: two base-62 digits (at most 3,844 keys per batch record).
+local B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+local function place_of(p)
+  return (string.find(B62, string.sub(p, 1, 1), 1, true) - 1) * 62 + string.find(B62, string.sub(p, 2, 2), 1, true) - 1
+end
+local function place_text(i)
+  local hi, lo = math.floor(i / 62), i % 62
+  return string.sub(B62, hi + 1, hi + 1) .. string.sub(B62, lo + 1, lo + 1)
+end
+-- A compact value's batch id and place (nil for a value of the first format, which has none), or nil.
+local function compact_ref(v)
+  local id, p = string.match(v, '^b(%w%w%w%w%w%w%w%w%w)(%w%w)$')
+  if id then return id, place_of(p) end
+  return string.match(v, '^c(%w%w%w%w%w%w%w%w%w%w%w)$'), nil
+end
+-- Whether place p is in a batch record's done places (hexadecimal, 4 places per digit, first digit
+-- places 0-3).
+local function is_done(places, p)
+  local digit = tonumber(string.sub(places, math.floor(p / 4) + 1, math.floor(p / 4) + 1), 16)
+  return digit ~= nil and math.floor(digit / 2 ^ (p % 4)) % 2 == 1
+end
+-- The done places with places ps added.
+local function with_done(places, ps)
+  local digits = {}
+  for i = 1, #places do digits[i] = tonumber(string.sub(places, i, i), 16) end
+  for _, p in ipairs(ps) do
+    local i = math.floor(p / 4) + 1
+    for j = #digits + 1, i do digits[j] = 0 end
+    local b = 2 ^ (p % 4)
+    if math.floor(digits[i] / b) % 2 == 0 then digits[i] = digits[i] + b end
+  end
+  for i = 1, #digits do digits[i] = string.format('%x', digits[i]) end
+  return table.concat(digits)
+end
+-- A batch record still claimed: type (L or T), owner, lease end, fence, done places; nil otherwise.
+local function claimed_batch(b)
+  return string.match(b, '^([LT])|([^|]*)|(%d+)|(%d+)|?(%x*)$')
+end
 -- What an operator's reset leaves (ClaimAdmin.reset): no record to every operation, but a completion
 -- still on its way from a run before the reset is refused, for this long, instead of writing done.
 local RESET, RESET_MS = 'R', 300000
@@ -89,7 +132,7 @@ end
 local function load(key)
   local v = redis.call('GET', key)
   if not v or v == RESET then return nil end
-  local id = string.match(v, '^c(%w%w%w%w%w%w%w%w%w%w%w)$')
+  local id, p = compact_ref(v)
   if not id then return decode(v) end
   local b = batch_record(id)
   if b == false and not SLOTTED then return nil end
@@ -99,14 +142,17 @@ local function load(key)
     if tonumber(done_until) <= now_ms() then return nil end
     return {s = 'D', until_ms = tonumber(done_until)}
   end
-  local t, o, l, f = string.match(b, '^([LT])|([^|]*)|(%d+)|(%d+)$')
+  local t, o, l, f, places = claimed_batch(b)
   if not t then return {s = '?'} end
+  -- Completed before the rest of its batch: done as long as the key lives (its time to live).
+  if p and is_done(places, p) then return {s = 'D'} end
   return {s = 'C', o = o, l = tonumber(l), f = tonumber(f), a = 0, n = 0, u = '1', ff = '', due = 0, e = '', cs = '',
-          z = '', batch = id, bt = t}
+          z = '', batch = id, bt = t, places = places}
 end
 
+-- A claimed batch record's value; the done places it had are kept.
 local function batch_value(t, r)
-  return t .. '|' .. r.o .. '|' .. d(r.l) .. '|' .. d(r.f)
+  return t .. '|' .. r.o .. '|' .. d(r.l) .. '|' .. d(r.f) .. (r.places ~= '' and '|' .. r.places or '')
 end
 
 -- Rewrites a record in place, keeping its time to live; a compact key becomes a full record that
@@ -160,7 +206,8 @@ if op == 'claim' or op == 'claim1' then
   local owner, lease, window, compact_window, id = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6]
   -- No id: the caller wants full records (too few keys in this slot for a batch record to pay).
   local n = single and 1 or #KEYS - 2
-  if single then id = '' end
+  -- A place is two base-62 digits: a larger call writes full records.
+  if single or n > 3844 then id = '' end
   local floors, borns = {}, {}
   for f, b in string.gmatch(ARGV[7], '(%d+):(%d+)') do
     floors[#floors + 1], borns[#borns + 1] = tonumber(f), tonumber(b)
@@ -183,7 +230,7 @@ if op == 'claim' or op == 'claim1' then
   -- The batch record is created with the first fresh key, with SET NX: an id in use is refused
   -- before any key names it, and this call then writes full records.
   local batch = nil
-  local compact_value = 'c' .. id
+  local compact_value = 'b' .. id
   local used = false
   local out = {}
   for i = 1, n do
@@ -195,7 +242,8 @@ if op == 'claim' or op == 'claim1' then
       batch = redis.call('SET', batch_key, 'L|' .. owner .. '|' .. d(now + lease) .. '|' .. d(now_us),
         'PX', d(compact_window + 60000), 'NX') and 'compact' or 'full'
     end
-    if floor <= 1 and batch == 'compact' and redis.call('SET', key, compact_value, 'PX', compact_window, 'NX') then
+    if floor <= 1 and batch == 'compact' and redis.call('SET', key, compact_value .. place_text(i - 1), 'PX',
+        compact_window, 'NX') then
       used = true
       out[i] = 'c' .. fresh_reply
     elseif floor <= 1 and batch == 'full' and redis.call('SET', key, fresh_value, 'PX', window, 'NX') then
@@ -272,37 +320,57 @@ if op == 'count' then
   return 1
 end
 
--- renew: ARGV owner, lease ms. Renews claims and compensations held by owner.
--- Returns per key 1 (renewed) or 0 (lost).
+-- renew: ARGV owner, lease ms, then one character per key ('' for every key 'k'): 'k' a key, 'r' a
+-- batch record of the owner's whose compact keys the caller renews all at once (decision 0058).
+-- Renews claims and compensations held by owner. Returns per key 1 (renewed) or 0 (lost); for a
+-- batch record, 1 when it is still the owner's and no key of it was taken over (L), so every key
+-- still compact in it is the owner's; 0 otherwise (renew its keys one by one).
 -- A compact key's lease is its batch's: renewing it renews the batch record, once per call.
 if op == 'renew' then
   local now = now_ms()
   local out = {}
   local renewed = {}
+  local flags = ARGV[4]
   for i, key in ipairs(KEYS) do
-    local r = load(key)
     out[i] = 0
-    if r and (r.s == 'C' or (r.s == 'X' and r.cs == 'pending')) and r.o == ARGV[2] then
-      r.l = now + tonumber(ARGV[3])
-      if not r.batch then
-        keep(key, r)
-      elseif not renewed[r.batch] then
-        redis.call('SET', BP .. r.batch, batch_value(r.bt, r), 'KEEPTTL')
-        renewed[r.batch] = true
+    if string.sub(flags, i, i) == 'r' then
+      local b = redis.call('GET', key)
+      local t, o, l, f, places = nil, nil, nil, nil, nil
+      if b then t, o, l, f, places = claimed_batch(b) end
+      if t == 'L' and o == ARGV[2] then
+        redis.call('SET', key, batch_value('L', {o = o, l = now + tonumber(ARGV[3]), f = tonumber(f), places = places}),
+          'KEEPTTL')
+        out[i] = 1
       end
-      out[i] = 1
+    else
+      local r = load(key)
+      if r and (r.s == 'C' or (r.s == 'X' and r.cs == 'pending')) and r.o == ARGV[2] then
+        r.l = now + tonumber(ARGV[3])
+        if not r.batch then
+          keep(key, r)
+        elseif not renewed[r.batch] then
+          redis.call('SET', BP .. r.batch, batch_value(r.bt, r), 'KEEPTTL')
+          renewed[r.batch] = true
+        end
+        out[i] = 1
+      end
     end
   end
   return out
 end
 
 -- complete: ARGV owner, done-window ms, attempts-window ms, then one character per key: 'k' a key,
--- 'm' a key this owner claimed compact (its batch id follows in the id list), 'b' a batch record
--- whose every compact key this owner completes now (the caller knows it), then how long after its
--- claim a batch record may still complete (its keys live the done window longer), then the batch ids
--- of the 'm' keys, 11 characters each, in order.
+-- 'm' a key this owner claimed compact (its compact value without the leading 'b' follows in the id
+-- list), 'b' a batch record whose every compact key this owner completes now (the caller knows it),
+-- 'p' a batch record some of whose compact keys this owner completes now, before the rest (their
+-- places follow in the place lists); then how long after its claim a batch record may still complete
+-- (its keys live the done window longer), then the 'm' keys' compact values, 11 characters each, in
+-- order, then the longest time a compact key can have, then the places of each 'p' record, two
+-- base-62 digits each, the records' lists in order and joined by ','.
 -- Returns per key 1 (done), 2 (done, and it had no record) or 0 (refused: another owner's, or dead;
--- for a batch record, complete its keys one by one). A key with no record is written done: its owner applied the effect, and the
+-- for a batch record, complete its keys one by one). A 'p' record keeps its owner, lease and fence
+-- and gains the places (decision 0058): one write however few of its keys finished, so a batch that
+-- completes on the way (a slow poll, a completion timer round) costs what a whole one does. A key with no record is written done: its owner applied the effect, and the
 -- record was lost under it (a failover, a restart, an eviction); refusing would leave the finished
 -- key to run again (docs/decisions/0051). A key an operator reset is refused (RESET). One command in the usual case: SET ... GET writes D and
 -- returns what it replaced; when that was another owner's (a lost lease, rare), the old value is
@@ -313,18 +381,39 @@ if op == 'complete' then
   local claimed_by_owner = 'C|' .. owner .. '|'
   local out = {}
   local m = 0
+  local parts = {}
+  for list in string.gmatch(ARGV[9] .. ',', '([^,]*),') do parts[#parts + 1] = list end
+  local part = 0
   for i, key in ipairs(KEYS) do
     local flag = string.sub(flags, i, i)
     local own_compact = nil
     if flag == 'm' then
-      own_compact = 'c' .. string.sub(ids, m * 11 + 1, m * 11 + 11)
+      own_compact = 'b' .. string.sub(ids, m * 11 + 1, m * 11 + 11)
       m = m + 1
     end
-    if flag == 'b' then
+    if flag == 'p' then
+      part = part + 1
+      local ps = {}
+      local list = parts[part] or ''
+      for j = 1, #list - 1, 2 do ps[#ps + 1] = place_of(string.sub(list, j, j + 1)) end
+      local old = redis.call('GET', key)
+      local t, o, l, f, places = nil, nil, nil, nil, nil
+      if old then t, o, l, f, places = claimed_batch(old) end
+      if old and string.sub(old, 1, 2) == 'D|' then
+        out[i] = 1
+      elseif t == 'L' and o == owner and now_ms() - math.floor(tonumber(f) / 1000) <= within then
+        redis.call('SET', key, 'L|' .. o .. '|' .. l .. '|' .. f .. '|' .. with_done(places, ps), 'KEEPTTL')
+        out[i] = 1
+      else
+        -- Another owner took a key of the batch over, the record is lost, or it is too late for its
+        -- keys' time to live: the caller completes these keys one by one.
+        out[i] = 0
+      end
+    elseif flag == 'b' then
       local now = now_ms()
       local old = redis.call('SET', key, 'D|' .. d(now + tonumber(ARGV[3])), 'KEEPTTL', 'GET')
       local o, f = nil, nil
-      if old then o, f = string.match(old, '^L|([^|]*)|%d+|(%d+)$') end
+      if old then o, f = string.match(old, '^L|([^|]*)|%d+|(%d+)|?%x*$') end
       if o == owner and now - math.floor(tonumber(f) / 1000) <= within then
         out[i] = 1
       else
@@ -336,12 +425,15 @@ if op == 'complete' then
     else
       local old = redis.call('SET', key, 'D', 'PX', ARGV[3], 'GET')
       local mine = not old or old == 'D' or string.sub(old, 1, #claimed_by_owner) == claimed_by_owner
-      local id = old and old ~= own_compact and string.match(old, '^c(%w%w%w%w%w%w%w%w%w%w%w)$')
+      local id, p = nil, nil
+      if old and old ~= own_compact then id, p = compact_ref(old) end
       local b = id and batch_record(id)
       if old and old == own_compact then
         mine = true
       elseif id then
-        mine = b and (string.sub(b, 1, 2) == 'D|' or string.sub(b, 3, 2 + #owner + 1) == owner .. '|')
+        -- Done already (its batch, or its place), or claimed by this owner.
+        mine = b and (string.sub(b, 1, 2) == 'D|' or string.sub(b, 3, 2 + #owner + 1) == owner .. '|'
+          or (p ~= nil and claimed_batch(b) ~= nil and is_done(select(5, claimed_batch(b)), p)))
       end
       if mine then
         out[i] = old and 1 or 2
@@ -488,12 +580,13 @@ if op == 'inspect' then
   local ttl = redis.call('PTTL', KEYS[1])
   if v == RESET then
     v = ''
-  elseif v and string.match(v, '^c%w+$') then
+  elseif v and compact_ref(v) then
     local r = load(KEYS[1])
     if not r then
       v = ''
     elseif r.s == 'D' then
-      v, ttl = 'D', math.min(ttl, r.until_ms - now_ms())
+      -- Done with its batch until the batch's time; done on its own place as long as the key lives.
+      v, ttl = 'D', r.until_ms and math.min(ttl, r.until_ms - now_ms()) or ttl
     elseif r.s ~= '?' then
       v = encode(r)
     end

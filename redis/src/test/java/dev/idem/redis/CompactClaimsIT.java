@@ -80,6 +80,15 @@ class CompactClaimsIT {
         return keys;
     }
 
+    /** The batch record a compact value names. */
+    private String record(String compact) {
+        return prefix + "batch:" + compact.substring(1, 1 + BatchIds.LENGTH);
+    }
+
+    private String text(String redisKey) {
+        return redisson.<String>getBucket(redisKey, StringCodec.INSTANCE).get();
+    }
+
     private static List<IdempotencyKey> without(List<IdempotencyKey> keys, IdempotencyKey... left) {
         return keys.stream().filter(k -> !List.of(left).contains(k)).toList();
     }
@@ -92,9 +101,10 @@ class CompactClaimsIT {
         assertThat(store.complete(keys, "a")).isEmpty();
 
         // The keys were not written: each still names its batch, and the batch record says done.
-        assertThat(compact).hasSize(12).startsWith("c");
-        for (IdempotencyKey key : keys) {
-            assertThat(value(key)).isEqualTo(compact);
+        assertThat(compact).hasSize(12).startsWith("b");
+        for (int i = 0; i < keys.size(); i++) {
+            IdempotencyKey key = keys.get(i);
+            assertThat(value(key)).isEqualTo(compact.substring(0, 10) + CompactClaims.placeText(i));
             assertThat(claimOne(key.value(), "b")).isInstanceOf(Claim.Done.class);
             assertThat(store.inspect(key).orElseThrow().state()).isEqualTo(ClaimRecord.State.DONE);
         }
@@ -104,7 +114,7 @@ class CompactClaimsIT {
         assertThat(memoryUsage(store.redisKey(keys.get(0)))).isLessThanOrEqualTo(memoryUsage(reference));
         long keyTtl = redisson.getBucket(store.redisKey(keys.get(0))).remainTimeToLive();
         assertThat(keyTtl).isGreaterThan(Duration.ofDays(7).toMillis());
-        assertThat(redisson.getBucket(prefix + "batch:" + compact.substring(1)).remainTimeToLive()).isGreaterThan(keyTtl);
+        assertThat(redisson.getBucket(record(compact)).remainTimeToLive()).isGreaterThan(keyTtl);
     }
 
     @Test
@@ -122,13 +132,153 @@ class CompactClaimsIT {
         List<IdempotencyKey> keys = batch("a", LEASE, 8);
         IdempotencyKey running = keys.get(7);
 
-        // All but one finished: they are completed one by one, the last stays held.
+        // All but one finished: their places are marked in the batch record, the last stays held.
         assertThat(store.complete(without(keys, running), "a")).isEmpty();
 
-        assertThat(value(keys.get(0))).isEqualTo("D");
         assertThat(claimOne("order-1", "b")).isInstanceOf(Claim.Done.class);
         assertThat(claimOne(running.value(), "b")).isInstanceOf(Claim.Busy.class);
         assertThat(store.inspect(running).orElseThrow().state()).isEqualTo(ClaimRecord.State.CLAIMED);
+        assertThat(store.inspect(keys.get(0)).orElseThrow().state()).isEqualTo(ClaimRecord.State.DONE);
+    }
+
+    /** Decision 0058: a batch completing on the way (a completion timer round) costs one write, not one per key. */
+    @Test
+    void keysCompletingBeforeTheRestOfTheirBatchAreMarkedByOneWriteToItsRecord() {
+        List<IdempotencyKey> keys = batch("a", LEASE, 8);
+        String compact = value(keys.get(0));
+
+        assertThat(store.complete(keys.subList(0, 3), "a")).isEmpty();
+        assertThat(store.complete(keys.subList(3, 6), "a")).isEmpty();
+
+        // No key was written: each still names its batch and place, and the record marks six places.
+        for (IdempotencyKey key : keys) {
+            assertThat(value(key)).hasSize(12).startsWith(compact.substring(0, 1 + BatchIds.LENGTH));
+        }
+        assertThat(text(record(compact))).startsWith("L|a|").endsWith("|f3");
+        assertThat(claimOne("order-3", "b")).isInstanceOf(Claim.Done.class);
+        assertThat(claimOne("order-6", "b")).isInstanceOf(Claim.Done.class);
+        assertThat(claimOne("order-7", "b")).isInstanceOf(Claim.Busy.class);
+
+        // The last two complete the batch whole: one write, every key done.
+        assertThat(store.complete(keys.subList(6, 8), "a")).isEmpty();
+        assertThat(text(record(compact))).startsWith("D|");
+        assertThat(value(keys.get(7))).endsWith(CompactClaims.placeText(7));
+        assertThat(claimOne("order-8", "b")).isInstanceOf(Claim.Done.class);
+    }
+
+    @Test
+    void keysMarkedDoneStayDoneWhenTheirBatchIsTakenOverAndTheTakenKeyIsRefusedToItsOldOwner() {
+        List<IdempotencyKey> keys = batch("a", Duration.ofMillis(300), 8);
+        assertThat(store.complete(keys.subList(0, 4), "a")).isEmpty();
+
+        // The owner pauses: its lease ends and b takes a running key over.
+        Claim takeover = await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(25))
+                .until(() -> claimOne("order-5", "b"), c -> c instanceof Claim.Claimed);
+        assertThat(((Claim.Claimed) takeover).abandoned()).isTrue();
+        assertThat(claimOne("order-2", "b")).as("marked before the takeover").isInstanceOf(Claim.Done.class);
+
+        // The old owner resumes and completes the rest: the taken key is refused, the others done.
+        assertThat(store.complete(keys.subList(4, 8), "a")).containsExactly(key("order-5"));
+
+        assertThat(store.inspect(key("order-5")).orElseThrow().owner()).contains("b");
+        assertThat(claimOne("order-6", "c")).isInstanceOf(Claim.Done.class);
+        assertThat(claimOne("order-1", "c")).isInstanceOf(Claim.Done.class);
+    }
+
+    @Test
+    void aMarkedKeyReadsAsDoneForAsLongAsTheKeyLives() {
+        List<IdempotencyKey> keys = batch("a", LEASE, 8);
+
+        store.complete(keys.subList(0, 1), "a");
+
+        ClaimRecord record = store.inspect(keys.get(0)).orElseThrow();
+        assertThat(record.state()).isEqualTo(ClaimRecord.State.DONE);
+        assertThat(redisson.getBucket(store.redisKey(keys.get(0))).remainTimeToLive())
+                .isGreaterThan(Duration.ofDays(7).toMillis());
+    }
+
+    @Test
+    void aBatchWithAKeyTakenOverIsRenewedKeyByKeyAndOnlyTheTakenKeyIsLost() {
+        List<IdempotencyKey> keys = batch("a", Duration.ofMillis(300), 8);
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(25))
+                .until(() -> claimOne("order-1", "b"), c -> c instanceof Claim.Claimed);
+
+        assertThat(store.renew(keys, "a", LEASE)).containsExactly(key("order-1"));
+
+        assertThat(claimOne("order-2", "c")).isInstanceOf(Claim.Busy.class);
+        assertThat(store.inspect(key("order-1")).orElseThrow().owner()).contains("b");
+    }
+
+    @Test
+    void aRenewalKeepsTheMarksOfItsBatch() {
+        List<IdempotencyKey> keys = batch("a", Duration.ofMillis(800), 8);
+        store.complete(keys.subList(0, 4), "a");
+        String record = record(value(keys.get(0)));
+
+        assertThat(store.renew(List.of(key("order-6")), "a", LEASE)).isEmpty();
+
+        assertThat(text(record)).startsWith("L|a|").endsWith("|f");
+        await().pollDelay(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> true);
+        assertThat(claimOne("order-6", "b")).isInstanceOf(Claim.Busy.class);
+        assertThat(claimOne("order-2", "b")).isInstanceOf(Claim.Done.class);
+    }
+
+    @Test
+    void aBatchRecordMarkedLaterThanItsKeysCanHoldIsRefusedAndLeftAsItWas() {
+        List<IdempotencyKey> keys = batch("a", LEASE, 8);
+        String record = record(value(keys.get(0)));
+        String before = text(record);
+        RedisScripts scripts = new RedisScripts(redisson, "claims.lua");
+
+        // Marking places 0 and 1 no later than 0 ms after the claim: too late, so refused.
+        List<Object> reply = scripts.many(List.of(record), (slot, group) -> new RedisScripts.Extra(List.of(),
+                List.of("complete", "a", "604800000", "86400000", "p", "0", "", "608400000", "0001", prefix + "pending",
+                        "86400000", prefix + "batch:")));
+
+        assertThat(((Number) reply.get(0)).longValue()).isZero();
+        assertThat(text(record)).isEqualTo(before);
+        assertThat(claimOne("order-1", "b")).isInstanceOf(Claim.Busy.class);
+    }
+
+    @Test
+    void keysMarkedInABatchRecordThatWasLostAreWrittenDoneWhenTheBatchCompletes() {
+        List<IdempotencyKey> keys = batch("a", LEASE, 8);
+        store.complete(keys.subList(0, 4), "a");
+        redisson.getKeys().delete(record(value(keys.get(0))));
+
+        // The whole completion is refused (no record): every key of the batch goes one by one.
+        assertThat(store.complete(keys.subList(4, 8), "a")).isEmpty();
+
+        for (IdempotencyKey key : keys) {
+            assertThat(value(key)).isEqualTo("D");
+        }
+    }
+
+    @Test
+    void aCallTooLargeForABatchRecordWritesFullRecords() {
+        List<IdempotencyKey> keys = batch("a", LEASE, CompactClaims.MAX_PLACES + 1);
+
+        assertThat(value(keys.get(0))).startsWith("C|a|");
+        assertThat(store.complete(keys, "a")).isEmpty();
+        assertThat(value(keys.get(CompactClaims.MAX_PLACES))).isEqualTo("D");
+    }
+
+    /** Compact records written before places (c + an 11-character id) are still read. */
+    @Test
+    void aCompactRecordOfTheFirstFormatIsStillRead() {
+        String done = "AAAAAAAAAAA";
+        String held = "BBBBBBBBBBB";
+        redisson.getBucket(prefix + "batch:" + done, StringCodec.INSTANCE)
+                .set("D|" + (System.currentTimeMillis() + 60_000));
+        redisson.getBucket(prefix + "batch:" + held, StringCodec.INSTANCE)
+                .set("L|a|" + (System.currentTimeMillis() + 60_000) + "|1");
+        redisson.getBucket(store.redisKey(key("order-1")), StringCodec.INSTANCE).set("c" + done);
+        redisson.getBucket(store.redisKey(key("order-2")), StringCodec.INSTANCE).set("c" + held);
+
+        assertThat(claimOne("order-1", "b")).isInstanceOf(Claim.Done.class);
+        assertThat(claimOne("order-2", "b")).isInstanceOf(Claim.Busy.class);
+        assertThat(store.complete(List.of(key("order-2")), "a")).isEmpty();
+        assertThat(claimOne("order-2", "b")).isInstanceOf(Claim.Done.class);
     }
 
     @Test
@@ -143,7 +293,7 @@ class CompactClaimsIT {
         assertThat(store.complete(without(keys, failed, released), "a")).isEmpty();
 
         // ... which stands for the rest only: the failed and the released keys are claimable, counted.
-        assertThat(value(keys.get(0))).startsWith("c");
+        assertThat(value(keys.get(0))).startsWith("b");
         assertThat(claimOne("order-1", "b")).isInstanceOf(Claim.Done.class);
         Claim again = claimOne(failed.value(), "b");
         assertThat(again).isInstanceOf(Claim.Claimed.class);
@@ -172,7 +322,7 @@ class CompactClaimsIT {
         RedisClaimStore restarted = newStore();
 
         assertThat(restarted.complete(List.of(keys.get(0)), "z")).containsExactly(keys.get(0));
-        assertThat(value(keys.get(0))).startsWith("c");
+        assertThat(value(keys.get(0))).startsWith("b");
         assertThat(restarted.complete(keys, "a")).isEmpty();
 
         assertThat(value(keys.get(0))).isEqualTo("D");
@@ -192,7 +342,7 @@ class CompactClaimsIT {
         assertThat(before.orElseThrow().state()).isEqualTo(ClaimRecord.State.CLAIMED);
         assertThat(before.orElseThrow().owner()).contains("a");
         assertThat(before.orElseThrow().attempts()).isZero();
-        assertThat(value(key("order-2"))).startsWith("c");
+        assertThat(value(key("order-2"))).startsWith("b");
     }
 
     /**
@@ -207,20 +357,20 @@ class CompactClaimsIT {
         store.complete(keys, "a");
         String compact = value(keys.get(0));
         assertThat(claimOne("order-1", "b")).isInstanceOf(Claim.Done.class);
-        redisson.getKeys().delete(prefix + "batch:" + compact.substring(1));
+        redisson.getKeys().delete(record(compact));
 
         Claim claim = claimOne("order-1", "b");
 
         assertThat(claim).isInstanceOf(Claim.Claimed.class);
         assertThat(((Claim.Claimed) claim).fresh()).as("no record: fresh, as after a Redis loss").isTrue();
         assertThat(store.complete(List.of(keys.get(1)), "b")).as("not b's: refused").containsExactly(keys.get(1));
-        assertThat(value(keys.get(1))).isEqualTo(compact);
+        assertThat(value(keys.get(1))).isEqualTo(compact.substring(0, 10) + CompactClaims.placeText(1));
     }
 
     @Test
     void aKeyWhoseReleaseWasRefusedForAnUnreadableBatchRecordIsNotCoveredByItsBatch() {
         List<IdempotencyKey> keys = batch("a", LEASE, 8);
-        String record = prefix + "batch:" + value(keys.get(0)).substring(1);
+        String record = record(value(keys.get(0)));
         // Given a release refused because the batch record could not be read (as on a cluster node
         // whose batch record is still on its way): nothing was rewritten
         redisson.getKeys().rename(record, record + ":away");
@@ -233,12 +383,12 @@ class CompactClaimsIT {
         // Then they are done, and the released key is still its owner's claim: never done
         assertThat(claimOne("order-1", "b")).isInstanceOf(Claim.Done.class);
         assertThat(claimOne("order-8", "b")).isInstanceOf(Claim.Busy.class);
-        assertThat(value(keys.get(0))).as("completed one by one").isEqualTo("D");
+        assertThat(text(record)).as("marked by their places, not whole").startsWith("L|a|");
     }
 
     @Test
     void aBatchIdInUseIsRefusedAndTheCallWritesFullRecords() {
-        String id = "Ab3Ab3Ab3Ab";
+        String id = "Ab3Ab3Ab3";
         redisson.getBucket(prefix + "batch:" + id, StringCodec.INSTANCE).set("L|someone|0|0");
         RedisScripts scripts = new RedisScripts(redisson, "claims.lua");
         String redisKey = store.redisKey(key("order-1"));
@@ -256,13 +406,13 @@ class CompactClaimsIT {
     @Test
     void aBatchRecordCompletedLaterThanItsKeysCanHoldIsRefusedSoItsKeysGoOneByOne() {
         List<IdempotencyKey> keys = batch("a", LEASE, 8);
-        String record = prefix + "batch:" + value(keys.get(0)).substring(1);
+        String record = record(value(keys.get(0)));
         RedisScripts scripts = new RedisScripts(redisson, "claims.lua");
 
         // Completing no later than 0 ms after the claim: too late, so refused and left as it was.
         List<Object> reply = scripts.many(List.of(record), (slot, group) -> new RedisScripts.Extra(List.of(),
-                List.of("complete", "a", "604800000", "86400000", "b", "0", "", "608400000", "86400000",
-                        prefix + "batch:")));
+                List.of("complete", "a", "604800000", "86400000", "b", "0", "", "608400000", "", prefix + "pending",
+                        "86400000", prefix + "batch:")));
 
         assertThat(((Number) reply.get(0)).longValue()).isZero();
         assertThat(redisson.<String>getBucket(record, StringCodec.INSTANCE).get()).startsWith("L|a|");
@@ -282,6 +432,6 @@ class CompactClaimsIT {
         // order-1: no record and its born time unknown, so the broker's count stands (3 deliveries).
         assertThat(((Claim.Claimed) claims.get(0)).attempt()).isEqualTo(3);
         assertThat(((Claim.Claimed) claims.get(1)).attempt()).isEqualTo(1);
-        assertThat(value(key("order-2"))).startsWith("c");
+        assertThat(value(key("order-2"))).startsWith("b");
     }
 }
