@@ -52,38 +52,16 @@ public final class Benchmarks {
 
             List<Result> results = new ArrayList<>();
             List<Latency> latencies = new ArrayList<>();
+            List<Calibration.Reading> phases = new ArrayList<>();
             KafkaBroker kafka = plan.runs("kafka") || plan.runs("share") || plan.runs("pg") || plan.runs("remote")
-                    || plan.runs("outbox")
+                    || plan.runs("outbox") || plan.runs("speeds")
                     ? (KafkaBroker) started(fixtures, KafkaBroker.class) : null;
-            if (plan.runs("kafka")) {
-                KafkaBench kafkaBench = new KafkaBench(kafka, redisson, plan, redis.uri());
-                results.addAll(kafkaBench.throughput());
-                latencies.addAll(kafkaBench.latency());
-            }
-            if (plan.runs("remote")) {
-                // Redis 0.25 ms away each way, as across a network: the same Kafka rounds.
-                DelayProxy proxy = new DelayProxy(redis.uri(), REMOTE_ONE_WAY);
-                fixtures.add(proxy);
-                Config remote = new Config();
-                remote.useSingleServer().setAddress(proxy.uri().toString());
-                RedissonClient remoteRedisson = Redisson.create(remote);
-                fixtures.add(remoteRedisson::shutdown);
-                results.addAll(new KafkaBench(kafka, remoteRedisson, plan, null).remoteThroughput());
-            }
-            if (plan.runs("share")) {
-                results.addAll(new ShareBench(kafka, redisson, plan).throughput());
-            }
-            if (plan.runs("rocketmq")) {
-                RocketMqBroker rocketMq = (RocketMqBroker) started(fixtures, RocketMqBroker.class);
-                RocketMqBench rocketMqBench = new RocketMqBench(rocketMq, redisson, plan);
-                results.addAll(rocketMqBench.throughput());
-                latencies.addAll(rocketMqBench.latency());
-            }
-            if (plan.runs("pg")) {
-                PostgresProbe probe = Fixtures.postgres();
-                PostgresDatabase postgres = probe.database().orElseThrow(() -> new IllegalStateException(
-                        "the PostgreSQL table needs a database: " + probe.reason()));
-                results.addAll(new PgBench(kafka, redisson, postgres, plan).throughput());
+            RocketMqBroker rocketMq = plan.runs("rocketmq")
+                    ? (RocketMqBroker) started(fixtures, RocketMqBroker.class) : null;
+            for (int pass = 1; pass <= plan.passes(); pass++) {
+                phases.add(phase("pass " + pass + " start"));
+                results.addAll(pass(pass, plan, fixtures, redis, redisson, kafka, rocketMq, latencies));
+                phases.add(phase("pass " + pass + " end"));
             }
             OutboxBench.Figures outbox = null;
             if (plan.runs("outbox")) {
@@ -95,13 +73,13 @@ public final class Benchmarks {
             MemoryBench.Memory memory = new MemoryBench(redisson).run(10_000, 200);
             MemoryBench.Scale scale = new MemoryBench(redisson).atScale(plan.quick() ? 100_000 : 1_000_000);
 
-            Report report = new Report(plan, results, latencies, memory, scale);
+            Report report = new Report(plan, results, latencies, memory, scale, phases);
             String markdown = report.markdown() + (outbox == null ? "" : OutboxBench.markdown(outbox));
             System.out.println(markdown);
             Path dir = Files.createDirectories(Path.of("results"));
             String name = plan.quick() || plan.only() != null ? "partial" : "latest";
             Files.writeString(dir.resolve(name + ".md"), markdown);
-            Files.writeString(dir.resolve(name + ".json"), json(plan, results, latencies, memory, scale, outbox));
+            Files.writeString(dir.resolve(name + ".json"), json(plan, results, latencies, memory, scale, outbox, phases));
             if (!report.stockRight()) {
                 System.err.println("FAIL: the stock of the unique-index consumer or of Idem + ledger is wrong "
                         + "(see the report)");
@@ -120,6 +98,59 @@ public final class Benchmarks {
         System.exit(status);
     }
 
+    /**
+     * One pass over the throughput parts, its results tagged with {@code pass}; the latency runs in
+     * the first pass only.
+     */
+    private static List<Result> pass(int pass, Plan plan, List<AutoCloseable> fixtures, RedisEndpoint redis,
+                                     RedissonClient redisson, KafkaBroker kafka, RocketMqBroker rocketMq,
+                                     List<Latency> latencies) throws Exception {
+        List<Result> results = new ArrayList<>();
+        if (plan.runs("kafka")) {
+            KafkaBench kafkaBench = new KafkaBench(kafka, redisson, plan, redis.uri());
+            results.addAll(kafkaBench.throughput());
+            if (pass == 1) {
+                latencies.addAll(kafkaBench.latency());
+            }
+        }
+        if (plan.runs("speeds")) {
+            results.addAll(new HandlerSpeeds(kafka, redisson, plan).run());
+        }
+        if (plan.runs("remote")) {
+            // Redis 0.25 ms away each way, as across a network: the same Kafka rounds.
+            DelayProxy proxy = new DelayProxy(redis.uri(), REMOTE_ONE_WAY);
+            fixtures.add(proxy);
+            Config remote = new Config();
+            remote.useSingleServer().setAddress(proxy.uri().toString());
+            RedissonClient remoteRedisson = Redisson.create(remote);
+            fixtures.add(remoteRedisson::shutdown);
+            results.addAll(new KafkaBench(kafka, remoteRedisson, plan, null).remoteThroughput());
+        }
+        if (plan.runs("share")) {
+            results.addAll(new ShareBench(kafka, redisson, plan).throughput());
+        }
+        if (plan.runs("rocketmq")) {
+            RocketMqBench rocketMqBench = new RocketMqBench(rocketMq, redisson, plan);
+            results.addAll(rocketMqBench.throughput());
+            if (pass == 1) {
+                latencies.addAll(rocketMqBench.latency());
+            }
+        }
+        if (plan.runs("pg")) {
+            PostgresProbe probe = Fixtures.postgres();
+            PostgresDatabase postgres = probe.database().orElseThrow(() -> new IllegalStateException(
+                    "the PostgreSQL table needs a database: " + probe.reason()));
+            results.addAll(new PgBench(kafka, redisson, postgres, plan).throughput());
+        }
+        return results.stream().map(r -> r.inPass(pass)).toList();
+    }
+
+    private static Calibration.Reading phase(String when) {
+        Calibration.Reading reading = Calibration.take(when);
+        LOG.info("calibration {}", reading.describe());
+        return reading;
+    }
+
     private static Object started(List<AutoCloseable> fixtures, Class<?> type) {
         Started started = Fixtures.start(type);
         fixtures.add(started);
@@ -127,8 +158,8 @@ public final class Benchmarks {
     }
 
     private static String json(Plan plan, List<Result> results, List<Latency> latencies, MemoryBench.Memory memory,
-                               MemoryBench.Scale scale, OutboxBench.Figures outbox)
-            throws Exception {
+                               MemoryBench.Scale scale, OutboxBench.Figures outbox,
+                               List<Calibration.Reading> phases) throws Exception {
         Map<String, Object> document = new LinkedHashMap<>();
         document.put("runAt", Instant.now().toString());
         document.put("cores", Runtime.getRuntime().availableProcessors());
@@ -136,11 +167,15 @@ public final class Benchmarks {
                 "rocketMqMessages", plan.rocketMqMessages(), "shareMessages", plan.shareMessages(),
                 "pgOrders", plan.pgOrders(),
                 "limitSeconds", plan.limit().toSeconds(), "rounds", plan.rounds(),
-                "steadySeconds", plan.steady().toSeconds(), "steadyRate", plan.steadyRate()));
+                "steadySeconds", plan.steady().toSeconds(), "steadyRate", plan.steadyRate(), "passes", plan.passes()));
+        document.put("calibration", phases.stream().map(p -> Map.of("when", p.when(), "millis", p.millis(),
+                "fastPhaseMillis", Calibration.FAST_MILLIS, "phase", p.phase(),
+                "stealPercent", Double.isNaN(p.stealPercent()) ? -1 : p.stealPercent())).toList());
         document.put("throughput", results.stream().map(r -> {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("broker", r.broker());
             row.put("variant", r.variant());
+            row.put("pass", r.pass());
             row.put("round", r.round());
             row.put("messages", r.messages());
             row.put("seconds", r.seconds());

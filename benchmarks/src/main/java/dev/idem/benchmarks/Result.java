@@ -14,9 +14,16 @@ package dev.idem.benchmarks;
  * @param database              what the PostgreSQL table adds; null for the broker benchmarks
  * @param jvmCpuMicros          CPU time of this JVM (consumer, and the in-process brokers) per message, µs
  * @param redisCpuMicros        CPU time of redis-server per message, µs; NaN when Redis is not on this machine
+ * @param pass                  the run's pass over the throughput parts, 1, 2, ...
  */
 record Result(String broker, String variant, int round, long messages, double seconds, double roundTripsPerMessage,
-              double commandsPerMessage, Database database, double jvmCpuMicros, double redisCpuMicros) {
+              double commandsPerMessage, Database database, double jvmCpuMicros, double redisCpuMicros, int pass) {
+
+    /** The same figures, of pass {@code n}. */
+    Result inPass(int n) {
+        return new Result(broker, variant, round, messages, seconds, roundTripsPerMessage, commandsPerMessage, database,
+                jvmCpuMicros, redisCpuMicros, n);
+    }
 
     /**
      * The PostgreSQL figures of one run.

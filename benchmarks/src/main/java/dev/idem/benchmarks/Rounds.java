@@ -53,7 +53,7 @@ final class Rounds {
                 Result result = new Result(broker, variant, round, measured.messages(), measured.seconds(),
                         RedisProbe.of(before, after, REQUESTS.get(variant)) / (double) measured.messages(),
                         RedisProbe.total(before, after) / (double) measured.messages(), measured.database(),
-                        cpu.jvm(), cpu.redis());
+                        cpu.jvm(), cpu.redis(), 1);
                 LOG.info("{} round {} {}: {} messages in {} s = {} messages/s{}", broker, round, variant,
                         result.messages(), String.format("%.2f", result.seconds()),
                         String.format("%.0f", result.perSecond()), round == 0 ? " (warm-up, not reported)" : "");
