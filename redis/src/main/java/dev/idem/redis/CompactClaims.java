@@ -34,9 +34,9 @@ final class CompactClaims {
         final Map<String, Integer> compact = new HashMap<>();
         // Of those, the ones whose completion by their place was sent (a retry sends it again).
         final Set<String> done = new HashSet<>();
-        // Redis refused to mark places (a key taken over, the record lost or too old): the rest go
-        // one by one, as a mark would be refused again.
-        boolean marksRefused;
+        // Redis refused to mark places or renew by the record (a key taken over or reset, the record
+        // lost or too old): the rest go one by one, as the record would be refused again.
+        boolean refused;
 
         Batch(String record, String owner) {
             this.record = record;
@@ -126,7 +126,7 @@ final class CompactClaims {
         Map<String, Map<String, Integer>> marked = new LinkedHashMap<>();
         Map<String, String> ownCompact = new HashMap<>();
         mine.forEach((batch, covered) -> {
-            if (batch.marksRefused) {
+            if (batch.refused) {
                 covered.forEach(key -> {
                     single.add(key);
                     ownCompact.put(key, compactValue(batch.record, Objects.requireNonNull(batch.compact.get(key))));
@@ -175,7 +175,7 @@ final class CompactClaims {
         List<String> single = new ArrayList<>();
         for (String key : keys) {
             Batch batch = byKey.get(key);
-            if (batch == null || !batch.owner.equals(owner)) {
+            if (batch == null || !batch.owner.equals(owner) || batch.refused) {
                 single.add(key);
             } else {
                 byRecord.computeIfAbsent(batch.record, r -> new ArrayList<>()).add(key);
@@ -184,11 +184,14 @@ final class CompactClaims {
         return new Renewal(byRecord, single);
     }
 
-    /** Redis refused to mark places in {@code record}: its keys go one by one from now on. */
-    synchronized void marksRefused(String record) {
+    /**
+     * Redis refused to mark places in {@code record}, or to renew by it: its keys are marked and
+     * renewed one by one from now on (a whole completion is still tried: it is refused the same way).
+     */
+    synchronized void refused(String record) {
         Batch batch = batches.get(record);
         if (batch != null) {
-            batch.marksRefused = true;
+            batch.refused = true;
         }
     }
 

@@ -66,7 +66,7 @@ final class CompletionRound {
                 Map<String, Integer> places = plan.whole().get(record);
                 if (places == null) {
                     places = Objects.requireNonNull(plan.marked().get(record), "a record of the plan");
-                    compact.marksRefused(record);
+                    compact.refused(record);
                 }
                 places.forEach((key, place) -> {
                     again.add(key);

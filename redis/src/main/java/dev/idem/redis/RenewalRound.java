@@ -14,8 +14,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * The renewal call of a {@link RedisClaimStore}: keys compact under a batch of the renewing owner's
  * are renewed by one write to their batch record (decision 0058), the others one by one; a batch
- * record refused (a key of it taken over, the record lost) has its keys renewed one by one, in a
- * second round trip, which says which are lost. Thread-safe.
+ * record refused (a key of it taken over or reset, the record lost or older than an hour) has its
+ * keys renewed one by one, in a second round trip, which says which are lost, and from then on. Thread-safe.
  */
 final class RenewalRound {
 
@@ -47,6 +47,7 @@ final class RenewalRound {
             for (int i = 0; i < records.size(); i++) {
                 if (((Number) replies.get(single.size() + i)).longValue() != 1) {
                     again.addAll(plan.batches().get(records.get(i)));
+                    compact.refused(records.get(i));
                 }
             }
             if (again.isEmpty()) {
@@ -74,7 +75,7 @@ final class RenewalRound {
                 flags.append(i < single.size() ? 'k' : 'r');
             }
             return new RedisScripts.Extra(List.of(), names.args(slot, "renew", owner, Long.toString(lease.toMillis()),
-                    flags.toString()));
+                    flags.toString(), Long.toString(RedisClaimStore.COMPLETE_WITHIN)));
         });
     }
 }

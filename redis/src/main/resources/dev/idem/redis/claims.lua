@@ -320,11 +320,13 @@ if op == 'count' then
   return 1
 end
 
--- renew: ARGV owner, lease ms, then one character per key ('' for every key 'k'): 'k' a key, 'r' a
--- batch record of the owner's whose compact keys the caller renews all at once (decision 0058).
+-- renew: ARGV owner, lease ms, then one character per key: 'k' a key, 'r' a batch record of the
+-- owner's whose compact keys the caller renews all at once (decision 0058), then how long after its
+-- claim a batch record may stand for its keys (they live longer than that).
 -- Renews claims and compensations held by owner. Returns per key 1 (renewed) or 0 (lost); for a
--- batch record, 1 when it is still the owner's and no key of it was taken over (L), so every key
--- still compact in it is the owner's; 0 otherwise (renew its keys one by one).
+-- batch record, 1 when it is still the owner's, no key of it was taken over or reset (L), and it is
+-- young enough that its keys still live, so every key still compact in it is the owner's; 0
+-- otherwise (renew its keys one by one).
 -- A compact key's lease is its batch's: renewing it renews the batch record, once per call.
 if op == 'renew' then
   local now = now_ms()
@@ -337,9 +339,9 @@ if op == 'renew' then
       local b = redis.call('GET', key)
       local t, o, l, f, places = nil, nil, nil, nil, nil
       if b then t, o, l, f, places = claimed_batch(b) end
-      if t == 'L' and o == ARGV[2] then
-        redis.call('SET', key, batch_value('L', {o = o, l = now + tonumber(ARGV[3]), f = tonumber(f), places = places}),
-          'KEEPTTL')
+      if t == 'L' and o == ARGV[2] and now - math.floor(tonumber(f) / 1000) <= tonumber(ARGV[5]) then
+        redis.call('SET', key, 'L|' .. o .. '|' .. d(now + tonumber(ARGV[3])) .. '|' .. f
+          .. (places ~= '' and '|' .. places or ''), 'KEEPTTL')
         out[i] = 1
       end
     else
@@ -569,7 +571,20 @@ if op == 'unindex' then
 end
 
 -- reset: an operator forgets a key (ClaimAdmin.reset), leaving RESET for RESET_MS. Returns 1.
+-- A compact key leaves its batch: its batch record is marked T, as by a takeover, so its owner's
+-- renewal, marks and whole completion of the batch go key by key and find the key no longer its own.
 if op == 'reset' then
+  local v = redis.call('GET', KEYS[1])
+  local id = v and compact_ref(v)
+  if id then
+    local b = batch_record(id)
+    local t, o, l, f, places = nil, nil, nil, nil, nil
+    if b then t, o, l, f, places = claimed_batch(b) end
+    if t == 'L' then
+      pcall(redis.call, 'SET', BP .. id, 'T|' .. o .. '|' .. l .. '|' .. f .. (places ~= '' and '|' .. places or ''),
+        'KEEPTTL')
+    end
+  end
   redis.call('SET', KEYS[1], RESET, 'PX', RESET_MS)
   return 1
 end

@@ -210,6 +210,18 @@ class CompactClaimsIT {
     }
 
     @Test
+    void aKeyResetWhileHeldIsLostToItsOwnerAtTheNextRenewalAndRefusedAtItsCompletion() {
+        List<IdempotencyKey> keys = batch("a", LEASE, 8);
+
+        store.reset(key("order-3"));
+
+        assertThat(store.renew(keys, "a", LEASE)).containsExactly(key("order-3"));
+        assertThat(claimOne("order-4", "b")).isInstanceOf(Claim.Busy.class);
+        assertThat(store.complete(keys, "a")).containsExactly(key("order-3"));
+        assertThat(claimOne("order-4", "b")).isInstanceOf(Claim.Done.class);
+    }
+
+    @Test
     void aRenewalKeepsTheMarksOfItsBatch() {
         List<IdempotencyKey> keys = batch("a", Duration.ofMillis(800), 8);
         store.complete(keys.subList(0, 4), "a");

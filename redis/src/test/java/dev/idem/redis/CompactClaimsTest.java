@@ -59,7 +59,7 @@ class CompactClaimsTest {
         claims.claimed("idem:batch:Ab3Ab3Ab3", "a", Map.of("k1", 0, "k2", 1, "k3", 2));
         claims.plan(List.of("k1"), "a");
 
-        claims.marksRefused("idem:batch:Ab3Ab3Ab3");
+        claims.refused("idem:batch:Ab3Ab3Ab3");
         CompactClaims.Plan plan = claims.plan(List.of("k2"), "a");
 
         assertThat(plan.marked()).isEmpty();
