@@ -168,8 +168,9 @@ public final class Benchmarks {
                 "pgOrders", plan.pgOrders(),
                 "limitSeconds", plan.limit().toSeconds(), "rounds", plan.rounds(),
                 "steadySeconds", plan.steady().toSeconds(), "steadyRate", plan.steadyRate(), "passes", plan.passes()));
-        document.put("calibration", phases.stream().map(p -> Map.of("when", p.when(), "millis", p.millis(),
-                "fastPhaseMillis", Calibration.FAST_MILLIS, "phase", p.phase(),
+        document.put("calibration", phases.stream().map(p -> Map.of("when", p.when(), "sortMillis", p.millis(),
+                "memoryMillis", p.memoryMillis(), "loopbackMillis", Double.isNaN(p.loopbackMillis()) ? -1 : p.loopbackMillis(),
+                "slowdown", p.slowdown(), "phase", p.phase(),
                 "stealPercent", Double.isNaN(p.stealPercent()) ? -1 : p.stealPercent())).toList());
         document.put("throughput", results.stream().map(r -> {
             Map<String, Object> row = new LinkedHashMap<>();

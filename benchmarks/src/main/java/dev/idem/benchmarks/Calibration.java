@@ -7,19 +7,29 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * Which phase the machine is in: a fixed CPU task (sorting a million pseudo-random ints), timed at
- * the start and the end of each pass of a run, and the share of CPU time the hypervisor took from this
- * machine meanwhile (steal, from {@code /proc/stat}). The same code, brokers and Redis ran 2.5 to 4
- * times slower on some days on this machine kind; a figure is read knowing its phase.
+ * Which phase the machine is in, timed at the start and the end of each pass of a run: three fixed
+ * tasks (sorting a million pseudo-random ints: the CPU; copying 64 MiB: memory; 20,000 one-byte
+ * round trips over a loopback socket: the kernel's network path and wake-ups, what brokers and Redis
+ * spend their time in), and the share of CPU time the hypervisor took from this machine meanwhile
+ * (steal, from {@code /proc/stat}). The same code, brokers and Redis ran 2.5 to 4 times slower on
+ * some days on this machine kind; a figure is read knowing its phase.
  */
 final class Calibration {
 
     /**
-     * The task's time, best of ten, on this project's 2-core machine in a fast phase, in milliseconds:
-     * the fastest reading of 2026-11-29 (readings that day: 74 to 103 ms).
+     * The sort's time, best of ten, on this project's 2-core machine: the fastest reading so far
+     * (2026-11-29: 72 to 103 ms).
      */
-    static final double FAST_MILLIS = 74;
+    static final double FAST_MILLIS = 72;
     private static final int SIZE = 1 << 20;
+    /**
+     * The loopback task's fastest time so far (ms, 20,000 round trips; 2026-11-29: 555 to 2,423 ms, the
+     * slowest on an idle machine, where each round trip wakes a halted virtual CPU).
+     */
+    static final double FAST_LOOPBACK_MILLIS = 555;
+    /** The memory task's fastest time so far (ms, 64 MiB copied four times; 2026-11-29: 27 to 40 ms). */
+    static final double FAST_MEMORY_MILLIS = 27;
+    private static final int ROUND_TRIPS = 20_000;
     // Kept so the JIT cannot drop the task.
     private static volatile int sink;
 
@@ -30,21 +40,23 @@ final class Calibration {
      * @param millis        the task's time, best of ten
      * @param stealPercent  CPU time taken by the hypervisor while the task ran, % of all CPU time; NaN if unknown
      */
-    record Reading(String when, double millis, double stealPercent) {
+    record Reading(String when, double millis, double memoryMillis, double loopbackMillis, double stealPercent) {
 
-        /** The task's time over a fast phase's. */
+        /** The slowest of the three tasks against its fastest time seen. */
         double slowdown() {
-            return millis / FAST_MILLIS;
+            return Math.max(millis / FAST_MILLIS, Math.max(memoryMillis / FAST_MEMORY_MILLIS,
+                    loopbackMillis / FAST_LOOPBACK_MILLIS));
         }
 
-        /** fast (within 25% of a fast phase's time), slow (60% or more slower) or between. */
+        /** fast (every task within 25% of its fastest time), slow (one 60% or more slower) or between. */
         String phase() {
             return slowdown() <= 1.25 ? "fast" : slowdown() >= 1.6 ? "slow" : "between";
         }
 
         String describe() {
-            return String.format(Locale.ROOT, "%s: %.0f ms (%.2f× a fast phase: %s), steal %.1f%%", when, millis,
-                    slowdown(), phase(), stealPercent);
+            return String.format(Locale.ROOT, "%s: sort %.0f ms, memory %.0f ms, loopback %.0f ms (the slowest %.2f× its "
+                    + "fastest: %s), steal %.1f%%", when, millis, memoryMillis, loopbackMillis, slowdown(), phase(),
+                    stealPercent);
         }
     }
 
@@ -102,6 +114,65 @@ final class Calibration {
                 best = Math.min(best, nanos / 1e6);
             }
         }
-        return new Reading(when, best, Ticks.now().stealPercentSince(before));
+        return new Reading(when, best, memory(), loopback(), Ticks.now().stealPercentSince(before));
+    }
+
+    /** Copies 64 MiB four times, best of three rounds, ms. */
+    private static double memory() {
+        long[] from = new long[8 << 20];
+        long[] to = new long[from.length];
+        Arrays.fill(from, 7);
+        double best = Double.MAX_VALUE;
+        for (int round = 0; round < 4; round++) {
+            long start = System.nanoTime();
+            for (int copy = 0; copy < 4; copy++) {
+                System.arraycopy(from, 0, to, 0, from.length);
+                from[copy] = to[from.length - 1 - copy];
+            }
+            long nanos = System.nanoTime() - start;
+            sink += (int) to[round];
+            if (round > 0) {
+                best = Math.min(best, nanos / 1e6);
+            }
+        }
+        return best;
+    }
+
+    /** One-byte round trips over a loopback TCP connection to a thread of this JVM, ms; NaN if it cannot. */
+    private static double loopback() {
+        try (java.net.ServerSocket server = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            Thread echo = new Thread(() -> {
+                try (java.net.Socket peer = server.accept()) {
+                    peer.setTcpNoDelay(true);
+                    java.io.InputStream in = peer.getInputStream();
+                    java.io.OutputStream out = peer.getOutputStream();
+                    int b;
+                    while ((b = in.read()) >= 0) {
+                        out.write(b);
+                    }
+                } catch (IOException e) {
+                    // the timing side closed first
+                }
+            }, "calibration-echo");
+            echo.setDaemon(true);
+            echo.start();
+            try (java.net.Socket socket = new java.net.Socket(server.getInetAddress(), server.getLocalPort())) {
+                socket.setTcpNoDelay(true);
+                java.io.InputStream in = socket.getInputStream();
+                java.io.OutputStream out = socket.getOutputStream();
+                for (int i = 0; i < 2_000; i++) {
+                    out.write(1);
+                    in.read();
+                }
+                long start = System.nanoTime();
+                for (int i = 0; i < ROUND_TRIPS; i++) {
+                    out.write(1);
+                    in.read();
+                }
+                return (System.nanoTime() - start) / 1e6;
+            }
+        } catch (IOException e) {
+            return Double.NaN;
+        }
     }
 }

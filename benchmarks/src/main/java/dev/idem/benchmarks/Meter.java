@@ -13,11 +13,15 @@ final class Meter {
     // A variant that has not seen its first message by then is broken, not slow.
     private static final Duration FIRST_MESSAGE_TIMEOUT = Duration.ofSeconds(60);
 
-    /** What a variant consumed in how long, and for the PostgreSQL table what the database saw (else null). */
-    record Measured(long messages, double seconds, Result.Database database) {
+    /**
+     * What a variant consumed in how long, and for the PostgreSQL table what the database saw (else
+     * null); {@code consumed} is every message the run consumed, which its Redis commands and CPU are
+     * divided by (the PostgreSQL table drains its topic after the messages it times).
+     */
+    record Measured(long messages, double seconds, Result.Database database, long consumed) {
 
         Measured(long messages, double seconds) {
-            this(messages, seconds, null);
+            this(messages, seconds, null, messages);
         }
     }
 

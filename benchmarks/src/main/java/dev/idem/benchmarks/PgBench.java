@@ -130,7 +130,7 @@ final class PgBench {
         LOG.info("pg {} × {}: {} transactions per message, stock {} (expected {}, {} SKUs wrong)", variant,
                 messages / plan.pgOrders(), String.format("%.3f", transactions), database.stock(),
                 database.expectedStock(), database.wrongSkus());
-        return new Meter.Measured(measured.messages(), measured.seconds(), database);
+        return new Meter.Measured(measured.messages(), measured.seconds(), database, meter.handledSoFar());
     }
 
     /** How long a variant consumes: {@code messages} or {@code limit} measured, then the rest if {@code drain}. */

@@ -56,6 +56,16 @@ final class RedisProbe {
         }
     }
 
+    /** Calls per command between two readings, the most called first, e.g. "set=1000, evalsha=4". */
+    static String byCommand(Map<String, Long> before, Map<String, Long> after) {
+        return after.entrySet().stream()
+                .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
+                .filter(e -> e.getValue() > 0)
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .map(e -> e.getKey() + "=" + e.getValue())
+                .collect(java.util.stream.Collectors.joining(", "));
+    }
+
     static long total(Map<String, Long> before, Map<String, Long> after) {
         return after.entrySet().stream().mapToLong(e -> e.getValue() - before.getOrDefault(e.getKey(), 0L)).sum();
     }

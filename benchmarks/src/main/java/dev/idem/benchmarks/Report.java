@@ -349,9 +349,12 @@ final class Report {
         if (phases.isEmpty()) {
             return;
         }
-        out.append(String.format(Locale.ROOT, "The machine's phase: a fixed CPU task (sorting a million ints, best of "
-                + "ten) takes %.0f ms here in a fast phase; fast is within 25%% of that, slow 60%% or more above. "
-                + "Steal is the CPU time the hypervisor took meanwhile.%n%n", Calibration.FAST_MILLIS));
+        out.append(String.format(Locale.ROOT, "The machine's phase, at the start and the end of each pass: three fixed "
+                + "tasks (sorting a million ints, best of ten; copying 64 MiB four times; 20,000 one-byte round trips "
+                + "over loopback TCP), each against its fastest time so far here (%.0f, %.0f and %.0f ms); the phase is "
+                + "fast when the slowest of them is within 25%% of its fastest, slow when 60%% or more above. Steal is the "
+                + "CPU time the hypervisor took meanwhile.%n%n", Calibration.FAST_MILLIS, Calibration.FAST_MEMORY_MILLIS,
+                Calibration.FAST_LOOPBACK_MILLIS));
         phases.forEach(p -> out.append("- ").append(p.describe()).append('\n'));
         out.append('\n');
     }

@@ -46,17 +46,19 @@ final class Rounds {
                 Map<String, Long> before = probe.commandCalls();
                 CpuProbe.Sample cpuBefore = probe.cpu();
                 Meter.Measured measured = variants.run(variant, group, limit);
-                CpuProbe.Sample cpu = CpuProbe.perMessage(cpuBefore, probe.cpu(), measured.messages());
+                // Costs per message over every message the run consumed (a PostgreSQL round drains its topic).
+                CpuProbe.Sample cpu = CpuProbe.perMessage(cpuBefore, probe.cpu(), measured.consumed());
                 Map<String, Long> after = probe.commandCalls();
                 probe.forget("bench:" + group + ":*");
                 probe.forget(group + ":*");
                 Result result = new Result(broker, variant, round, measured.messages(), measured.seconds(),
-                        RedisProbe.of(before, after, REQUESTS.get(variant)) / (double) measured.messages(),
-                        RedisProbe.total(before, after) / (double) measured.messages(), measured.database(),
+                        RedisProbe.of(before, after, REQUESTS.get(variant)) / (double) measured.consumed(),
+                        RedisProbe.total(before, after) / (double) measured.consumed(), measured.database(),
                         cpu.jvm(), cpu.redis(), 1);
                 LOG.info("{} round {} {}: {} messages in {} s = {} messages/s{}", broker, round, variant,
                         result.messages(), String.format("%.2f", result.seconds()),
                         String.format("%.0f", result.perSecond()), round == 0 ? " (warm-up, not reported)" : "");
+                LOG.info("{} round {} {}: Redis commands {}", broker, round, variant, RedisProbe.byCommand(before, after));
                 if (round > 0) {
                     results.add(result);
                 }
