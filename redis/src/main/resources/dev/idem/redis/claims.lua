@@ -151,8 +151,11 @@ local function load(key)
 end
 
 -- A claimed batch record's value; the done places it had are kept.
+local function batch_text(t, o, l, f, places)
+  return t .. '|' .. o .. '|' .. l .. '|' .. f .. (places ~= '' and '|' .. places or '')
+end
 local function batch_value(t, r)
-  return t .. '|' .. r.o .. '|' .. d(r.l) .. '|' .. d(r.f) .. (r.places ~= '' and '|' .. r.places or '')
+  return batch_text(t, r.o, d(r.l), d(r.f), r.places)
 end
 
 -- Rewrites a record in place, keeping its time to live; a compact key becomes a full record that
@@ -340,8 +343,7 @@ if op == 'renew' then
       local t, o, l, f, places = nil, nil, nil, nil, nil
       if b then t, o, l, f, places = claimed_batch(b) end
       if t == 'L' and o == ARGV[2] and now - math.floor(tonumber(f) / 1000) <= tonumber(ARGV[5]) then
-        redis.call('SET', key, 'L|' .. o .. '|' .. d(now + tonumber(ARGV[3])) .. '|' .. f
-          .. (places ~= '' and '|' .. places or ''), 'KEEPTTL')
+        redis.call('SET', key, batch_text('L', o, d(now + tonumber(ARGV[3])), f, places), 'KEEPTTL')
         out[i] = 1
       end
     else
@@ -404,7 +406,7 @@ if op == 'complete' then
       if old and string.sub(old, 1, 2) == 'D|' then
         out[i] = 1
       elseif t == 'L' and o == owner and now_ms() - math.floor(tonumber(f) / 1000) <= within then
-        redis.call('SET', key, 'L|' .. o .. '|' .. l .. '|' .. f .. '|' .. with_done(places, ps), 'KEEPTTL')
+        redis.call('SET', key, batch_text('L', o, l, f, with_done(places, ps)), 'KEEPTTL')
         out[i] = 1
       else
         -- Another owner took a key of the batch over, the record is lost, or it is too late for its
@@ -581,8 +583,7 @@ if op == 'reset' then
     local t, o, l, f, places = nil, nil, nil, nil, nil
     if b then t, o, l, f, places = claimed_batch(b) end
     if t == 'L' then
-      pcall(redis.call, 'SET', BP .. id, 'T|' .. o .. '|' .. l .. '|' .. f .. (places ~= '' and '|' .. places or ''),
-        'KEEPTTL')
+      pcall(redis.call, 'SET', BP .. id, batch_text('T', o, l, f, places), 'KEEPTTL')
     end
   end
   redis.call('SET', KEYS[1], RESET, 'PX', RESET_MS)
