@@ -19,6 +19,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -343,7 +344,7 @@ final class Completions<T> {
     private CompletableFuture<Set<IdempotencyKey>> complete(Round<T> round, List<IdempotencyKey> done) {
         done.forEach(round.held::drop);
         // Known as completing before it is sent, so a claim meeting these keys busy waits for it.
-        Runnable settled = held.completing(done);
+        Consumer<@Nullable Set<IdempotencyKey>> landed = held.completing(done);
         Tracing.Step span = tracing.completion(round.claimSpan, done.size());
         CompletableFuture<Set<IdempotencyKey>> sent;
         try {
@@ -352,12 +353,12 @@ final class Completions<T> {
         } catch (RuntimeException e) {
             sent = CompletableFuture.failedFuture(e);
         } catch (Error e) {
-            settled.run();
+            landed.accept(null);
             span.failed(e).close();
             throw e;
         }
         sent = sent.whenComplete((refused, error) -> {
-            settled.run();
+            landed.accept(error == null ? refused : null);
             if (error != null) {
                 span.failed(error);
             } else if (!refused.isEmpty()) {

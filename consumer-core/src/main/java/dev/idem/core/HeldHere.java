@@ -6,6 +6,7 @@ import dev.idem.core.spi.ClaimRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -16,13 +17,15 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
  * What one processor holds in the claim store: its batches from their claim to their close
  * ({@link Opening}) and its completions on their way. A claim that finds one of those keys busy
  * does not send its message back busy for a lease: it claims again once the holder here settled
- * (decisions 0007, 0047). Thread-safe.
+ * (decisions 0007, 0047), or, when a completion here has confirmed the key done meanwhile, is
+ * answered done without asking the store again (decision 0059). Thread-safe.
  */
 final class HeldHere {
 
@@ -32,8 +35,12 @@ final class HeldHere {
     // How soon a key held by a batch of this processor that began later is tried again.
     private static final Duration HELD_BY_LATER_BATCH = Duration.ofMillis(100);
 
-    // Completions sent and not yet confirmed, each with its keys.
-    private final Map<CompletableFuture<Void>, List<IdempotencyKey>> completing = new ConcurrentHashMap<>();
+    // Completions sent and not yet confirmed, each with its keys; each completes with the keys the
+    // store refused (null if it failed).
+    private final Map<CompletableFuture<Set<IdempotencyKey>>, List<IdempotencyKey>> completing = new ConcurrentHashMap<>();
+    // Keys a batch here met busy at its claim and asks again when their messages run: a completion
+    // here that confirms one of them done says so, and the copy is answered done from it.
+    private final Map<IdempotencyKey, Watch> watched = new ConcurrentHashMap<>();
     // This processor's batches being claimed or open, by the order they began.
     private final Map<Long, Opening> openings = new ConcurrentHashMap<>();
     private final AtomicLong openingOrder = new AtomicLong();
@@ -50,6 +57,7 @@ final class HeldHere {
     /** A batch that could not be opened settles at once. */
     void notOpened(Opening opening) {
         openings.remove(opening.order);
+        unwatch(opening);
         settle(opening);
     }
 
@@ -89,22 +97,34 @@ final class HeldHere {
             }
         }));
         Set<IdempotencyKey> again = new HashSet<>();
-        Set<CompletableFuture<Void>> awaited = new HashSet<>();
+        Map<CompletableFuture<Set<IdempotencyKey>>, List<IdempotencyKey>> awaited = new HashMap<>();
         completing.forEach((landed, keys) -> keys.stream().filter(busy::contains).forEach(key -> {
             again.add(key);
-            awaited.add(landed);
+            awaited.put(landed, keys);
         }));
         if (settlements.get() != seen) {
             // Something here settled while the claim was on its way: its busy answers may be stale.
             busy.stream().filter(key -> !heldHere.contains(key)).forEach(again::add);
         }
         if (!again.isEmpty()) {
-            awaitAll(awaited);
-            for (Claim claim : claimAll.apply(again.stream().map(requests::get).toList())) {
-                answers.put(claim.key(), claim);
+            awaitAll(awaited.keySet());
+            // A key a completion here confirmed done is answered from it; the rest are asked again.
+            List<ClaimRequest> ask = new ArrayList<>(again.size());
+            for (IdempotencyKey key : again) {
+                if (confirmedDone(key, awaited)) {
+                    answers.put(key, new Claim.Done(key));
+                } else {
+                    ask.add(requests.get(key));
+                }
+            }
+            if (!ask.isEmpty()) {
+                for (Claim claim : claimAll.apply(ask)) {
+                    answers.put(claim.key(), claim);
+                }
             }
         }
         heldHere.retainAll(busy(answers));
+        watch(self, heldHere);
         return heldHere;
     }
 
@@ -118,12 +138,15 @@ final class HeldHere {
      */
     Claim askAgain(Opening self, ClaimRequest request, Function<List<ClaimRequest>, List<Claim>> claimAll) {
         IdempotencyKey key = request.key();
+        if (confirmedDone(key)) {
+            return new Claim.Done(key);
+        }
         long seen = settlements.get();
         Claim claim = claimAll.apply(List.of(request)).get(0);
         if (!(claim instanceof Claim.Busy)) {
             return claim;
         }
-        Set<CompletableFuture<Void>> awaited = new HashSet<>();
+        Set<CompletableFuture<?>> awaited = new HashSet<>();
         boolean later = false;
         for (Opening other : openings.values()) {
             if (other != self && other.mayHold(key)) {
@@ -141,9 +164,50 @@ final class HeldHere {
         });
         if (!awaited.isEmpty() || settlements.get() != seen) {
             awaitAll(awaited);
-            claim = claimAll.apply(List.of(request)).get(0);
+            claim = confirmedDone(key) ? new Claim.Done(key) : claimAll.apply(List.of(request)).get(0);
         }
         return claim instanceof Claim.Busy && later ? new Claim.Busy(key, HELD_BY_LATER_BATCH) : claim;
+    }
+
+    /** Whether a completion here confirmed the key done since a batch here met it busy. */
+    private boolean confirmedDone(IdempotencyKey key) {
+        Watch watch = watched.get(key);
+        return watch != null && watch.done;
+    }
+
+    /** Whether one of these completions here, landed, confirmed the key done. */
+    private static boolean confirmedDone(IdempotencyKey key,
+                                         Map<CompletableFuture<Set<IdempotencyKey>>, List<IdempotencyKey>> landed) {
+        for (Map.Entry<CompletableFuture<Set<IdempotencyKey>>, List<IdempotencyKey>> one : landed.entrySet()) {
+            Set<IdempotencyKey> refused = one.getKey().getNow(null);
+            if (refused != null && !refused.contains(key) && one.getValue().contains(key)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The batch asks these keys again when their messages run: a completion here that confirms one done says so. */
+    private void watch(Opening self, Set<IdempotencyKey> keys) {
+        if (keys.isEmpty()) {
+            return;
+        }
+        for (IdempotencyKey key : keys) {
+            watched.compute(key, (k, watch) -> {
+                Watch now = watch != null ? watch : new Watch();
+                now.watchers++;
+                return now;
+            });
+        }
+        self.watching = Set.copyOf(keys);
+    }
+
+    /** The batch settled: it asks none of its keys again. */
+    private void unwatch(Opening opening) {
+        for (IdempotencyKey key : opening.watching) {
+            watched.computeIfPresent(key, (k, watch) -> --watch.watchers == 0 ? null : watch);
+        }
+        opening.watching = Set.of();
     }
 
     private void settle(Opening opening) {
@@ -184,6 +248,7 @@ final class HeldHere {
      */
     void closed(Opening opening, @Nullable CompletableFuture<?> completion) {
         openings.remove(opening.order);
+        unwatch(opening);
         if (completion != null) {
             completion.whenComplete((refused, error) -> settle(opening));
         } else {
@@ -194,15 +259,24 @@ final class HeldHere {
     /**
      * A completion of these keys is about to be sent: known as on its way from now on.
      *
-     * @return to run once it landed or failed
+     * @return to call once it landed, with the keys the store refused, or null if it failed
      */
-    Runnable completing(List<IdempotencyKey> keys) {
-        CompletableFuture<Void> landed = new CompletableFuture<>();
+    Consumer<@Nullable Set<IdempotencyKey>> completing(List<IdempotencyKey> keys) {
+        CompletableFuture<Set<IdempotencyKey>> landed = new CompletableFuture<>();
         completing.put(landed, keys);
-        return () -> {
+        return refused -> {
+            // Said before the landing wakes anyone: a copy woken by it finds its key confirmed.
+            if (refused != null && !watched.isEmpty()) {
+                for (IdempotencyKey key : keys) {
+                    Watch watch = watched.get(key);
+                    if (watch != null && !refused.contains(key)) {
+                        watch.done = true;
+                    }
+                }
+            }
             settlements.incrementAndGet();
             completing.remove(landed);
-            landed.complete(null);
+            landed.complete(refused);
         };
     }
 
@@ -215,7 +289,7 @@ final class HeldHere {
      * Waits, in all at most {@link #COMPLETION_WAIT}, for batches and completions here. Failures were
      * logged where they happened; a late or failed completion only makes its keys look busy longer.
      */
-    private static void awaitAll(Collection<CompletableFuture<Void>> awaited) {
+    private static void awaitAll(Collection<? extends CompletableFuture<?>> awaited) {
         long deadline = System.nanoTime() + COMPLETION_WAIT.toNanos();
         for (CompletableFuture<?> one : awaited) {
             try {
@@ -227,5 +301,11 @@ final class HeldHere {
                 // See above.
             }
         }
+    }
+
+    /** A key batches here ask again: how many watch it, and whether a completion here confirmed it done. */
+    private static final class Watch {
+        int watchers;   // changed only inside the map's compute
+        volatile boolean done;
     }
 }

@@ -18,6 +18,8 @@ final class Opening {
     final CompletableFuture<Void> settled = new CompletableFuture<>();
     // The batch's claims once they answered (null before): a key it asked for may be held elsewhere.
     volatile @Nullable Round<?> round;
+    // The keys it met busy, held by another batch here, and watches until it settles (HeldHere).
+    volatile Set<IdempotencyKey> watching = Set.of();
 
     Opening(long order, Set<IdempotencyKey> keys) {
         this.order = order;

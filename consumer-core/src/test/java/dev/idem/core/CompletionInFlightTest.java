@@ -3,6 +3,7 @@ package dev.idem.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idem.core.memory.InMemoryClaimStore;
+import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -27,11 +29,17 @@ class CompletionInFlightTest {
 
     private final InMemoryClaimStore memory = InMemoryClaimStore.create();
     private final List<String> handled = new CopyOnWriteArrayList<>();
+    private final Map<String, Integer> claims = new ConcurrentHashMap<>();
 
     /** The in-memory store, with completions that land {@link #COMPLETION_DELAY_MILLIS} after they are sent. */
     private ClaimStore slowCompletions() {
         return (ClaimStore) Proxy.newProxyInstance(ClaimStore.class.getClassLoader(), new Class<?>[] {ClaimStore.class},
                 (proxy, method, args) -> {
+                    if (method.getName().equals("claim")) {
+                        @SuppressWarnings("unchecked")
+                        List<ClaimRequest> requests = (List<ClaimRequest>) args[0];
+                        requests.forEach(request -> claims.merge(request.key().value(), 1, Integer::sum));
+                    }
                     if (method.getName().equals("completeAsync")) {
                         @SuppressWarnings("unchecked")
                         Collection<IdempotencyKey> keys = (Collection<IdempotencyKey>) args[0];
@@ -72,6 +80,8 @@ class CompletionInFlightTest {
             }
         }
         assertThat(handled).containsExactly("order-1");
+        // Answered from the completion it waited for, which confirmed the key done (decision 0059).
+        assertThat(claims).as("claims of the key").containsEntry("order-1", 2);
     }
 
     @Test

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.idem.core.memory.InMemoryClaimStore;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
+import dev.idem.core.spi.ClaimStore;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -14,6 +17,7 @@ import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -32,7 +36,7 @@ class OwnBatchesTest {
 
     private final List<String> handled = new CopyOnWriteArrayList<>();
 
-    private IdempotentProcessor.Builder<String> builder(InMemoryClaimStore store) {
+    private IdempotentProcessor.Builder<String> builder(ClaimStore store) {
         return IdempotentProcessor.<String>builder(delivery -> handled.add(delivery.payload()))
                 .group("inventory").claims(store).dedupCheck(DedupCheck.none())
                 .codec(PayloadCodec.utf8()).keys(KeySource.payload(p -> p))
@@ -77,6 +81,71 @@ class OwnBatchesTest {
             concurrent.close();
         }
         assertThat(handled).containsExactly("order-1");
+    }
+
+    @Test
+    void aCopyMetBusyIsAnsweredDoneFromTheCompletionHereThatConfirmedItWithoutAskingTheStoreAgain() throws Exception {
+        InMemoryClaimStore memory = InMemoryClaimStore.create();
+        Map<String, Integer> claims = new ConcurrentHashMap<>();
+        try (IdempotentProcessor<String> processor = builder(counting(memory, claims)).build()) {
+            // The holder ends before the copy runs (a poll claimed ahead)...
+            Batch<String> running = processor.open(List.of(envelope("order-1", 1)));
+            try (Batch<String> ahead = processor.open(List.of(envelope("order-1", 2)))) {
+                assertThat(running.process(0)).isInstanceOf(Outcome.Applied.class);
+                running.close();
+                assertThat(ahead.process(0)).isInstanceOf(Outcome.Duplicate.class);
+            }
+            // ...or while the copy waits for it (a concurrent listener call).
+            Batch<String> holder = processor.open(List.of(envelope("order-2", 3)));
+            Batch<String> concurrent = processor.open(List.of(envelope("order-2", 4)));
+            CompletableFuture<Outcome> copy = CompletableFuture.supplyAsync(() -> concurrent.process(0));
+            TimeUnit.MILLISECONDS.sleep(300);
+            assertThat(holder.process(0)).isInstanceOf(Outcome.Applied.class);
+            holder.close();
+            assertThat(copy.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Duplicate.class);
+            concurrent.close();
+        }
+        assertThat(handled).containsExactly("order-1", "order-2");
+        // The holder's claim and the copy's batch claim; not asked again when the copy ran.
+        assertThat(claims).containsEntry("order-1", 2);
+        // The copy asks once when it runs (the holder still held it), then is answered from the completion.
+        assertThat(claims).containsEntry("order-2", 3);
+    }
+
+    @Test
+    void aCopyWhoseHoldersCompletionWasRefusedAsksTheStoreAgain() {
+        InMemoryClaimStore memory = InMemoryClaimStore.create();
+        Map<String, Integer> claims = new ConcurrentHashMap<>();
+        try (IdempotentProcessor<String> processor = builder(counting(memory, claims)).build()) {
+            Batch<String> running = processor.open(List.of(envelope("order-1", 1)));
+            try (Batch<String> ahead = processor.open(List.of(envelope("order-1", 2)))) {
+                assertThat(running.process(0)).isInstanceOf(Outcome.Applied.class);
+                // An operator resets the key before the holder's completion: it is refused, and the
+                // copy runs as the reset asked.
+                memory.reset(new IdempotencyKey("inventory", "orders", "order-1"));
+                running.close();
+                assertThat(ahead.process(0)).isInstanceOf(Outcome.Applied.class);
+            }
+        }
+        assertThat(handled).containsExactly("order-1", "order-1");
+        assertThat(claims).containsEntry("order-1", 3);
+    }
+
+    /** The store, counting how often each key is claimed. */
+    private static ClaimStore counting(InMemoryClaimStore memory, Map<String, Integer> claims) {
+        return (ClaimStore) Proxy.newProxyInstance(ClaimStore.class.getClassLoader(), new Class<?>[] {ClaimStore.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("claim")) {
+                        @SuppressWarnings("unchecked")
+                        List<ClaimRequest> requests = (List<ClaimRequest>) args[0];
+                        requests.forEach(request -> claims.merge(request.key().value(), 1, Integer::sum));
+                    }
+                    try {
+                        return method.invoke(memory, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
     }
 
     @Test
