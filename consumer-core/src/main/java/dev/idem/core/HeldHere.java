@@ -38,9 +38,11 @@ final class HeldHere {
     // Completions sent and not yet confirmed, each with its keys; each completes with the keys the
     // store refused (null if it failed).
     private final Map<CompletableFuture<Set<IdempotencyKey>>, List<IdempotencyKey>> completing = new ConcurrentHashMap<>();
-    // Keys a batch here met busy at its claim and asks again when their messages run: a completion
-    // here that confirms one of them done says so, and the copy is answered done from it.
-    private final Map<IdempotencyKey, Watch> watched = new ConcurrentHashMap<>();
+    // Keys batches here met busy at their claims and ask again when their messages run, with the
+    // batches watching each: a completion here that confirms one of them done tells those batches,
+    // and their copies are answered done from it. A batch hears only of completions that landed
+    // after it began watching.
+    private final Map<IdempotencyKey, Set<Opening>> watched = new ConcurrentHashMap<>();
     // This processor's batches being claimed or open, by the order they began.
     private final Map<Long, Opening> openings = new ConcurrentHashMap<>();
     private final AtomicLong openingOrder = new AtomicLong();
@@ -110,8 +112,9 @@ final class HeldHere {
             awaitAll(awaited.keySet());
             // A key a completion here confirmed done is answered from it; the rest are asked again.
             List<ClaimRequest> ask = new ArrayList<>(again.size());
+            Set<IdempotencyKey> confirmed = confirmedDone(again, awaited);
             for (IdempotencyKey key : again) {
-                if (confirmedDone(key, awaited)) {
+                if (confirmed.contains(key)) {
                     answers.put(key, new Claim.Done(key));
                 } else {
                     ask.add(requests.get(key));
@@ -138,7 +141,7 @@ final class HeldHere {
      */
     Claim askAgain(Opening self, ClaimRequest request, Function<List<ClaimRequest>, List<Claim>> claimAll) {
         IdempotencyKey key = request.key();
-        if (confirmedDone(key)) {
+        if (self.confirmed.contains(key)) {
             return new Claim.Done(key);
         }
         long seen = settlements.get();
@@ -164,48 +167,48 @@ final class HeldHere {
         });
         if (!awaited.isEmpty() || settlements.get() != seen) {
             awaitAll(awaited);
-            claim = confirmedDone(key) ? new Claim.Done(key) : claimAll.apply(List.of(request)).get(0);
+            claim = self.confirmed.contains(key) ? new Claim.Done(key) : claimAll.apply(List.of(request)).get(0);
         }
         return claim instanceof Claim.Busy && later ? new Claim.Busy(key, HELD_BY_LATER_BATCH) : claim;
     }
 
-    /** Whether a completion here confirmed the key done since a batch here met it busy. */
-    private boolean confirmedDone(IdempotencyKey key) {
-        Watch watch = watched.get(key);
-        return watch != null && watch.done;
-    }
-
-    /** Whether one of these completions here, landed, confirmed the key done. */
-    private static boolean confirmedDone(IdempotencyKey key,
-                                         Map<CompletableFuture<Set<IdempotencyKey>>, List<IdempotencyKey>> landed) {
-        for (Map.Entry<CompletableFuture<Set<IdempotencyKey>>, List<IdempotencyKey>> one : landed.entrySet()) {
-            Set<IdempotencyKey> refused = one.getKey().getNow(null);
-            if (refused != null && !refused.contains(key) && one.getValue().contains(key)) {
-                return true;
+    /** Those of {@code keys} that one of these completions here, landed, confirmed done. */
+    private static Set<IdempotencyKey> confirmedDone(Set<IdempotencyKey> keys,
+                                                     Map<CompletableFuture<Set<IdempotencyKey>>, List<IdempotencyKey>> landed) {
+        Set<IdempotencyKey> confirmed = new HashSet<>();
+        landed.forEach((completion, completed) -> {
+            Set<IdempotencyKey> refused = completion.getNow(null);
+            if (refused != null) {
+                for (IdempotencyKey key : completed) {
+                    if (keys.contains(key) && !refused.contains(key)) {
+                        confirmed.add(key);
+                    }
+                }
             }
-        }
-        return false;
+        });
+        return confirmed;
     }
 
-    /** The batch asks these keys again when their messages run: a completion here that confirms one done says so. */
+    /** The batch asks these keys again when their messages run: a completion here that confirms one done tells it. */
     private void watch(Opening self, Set<IdempotencyKey> keys) {
         if (keys.isEmpty()) {
             return;
         }
-        for (IdempotencyKey key : keys) {
-            watched.compute(key, (k, watch) -> {
-                Watch now = watch != null ? watch : new Watch();
-                now.watchers++;
+        // Known before the map holds it: whatever is added is removed at the batch's close.
+        self.watching = Set.copyOf(keys);
+        for (IdempotencyKey key : self.watching) {
+            watched.compute(key, (k, openings) -> {
+                Set<Opening> now = openings != null ? openings : ConcurrentHashMap.newKeySet();
+                now.add(self);
                 return now;
             });
         }
-        self.watching = Set.copyOf(keys);
     }
 
-    /** The batch settled: it asks none of its keys again. */
+    /** The batch closed: it asks none of its keys again. */
     private void unwatch(Opening opening) {
         for (IdempotencyKey key : opening.watching) {
-            watched.computeIfPresent(key, (k, watch) -> --watch.watchers == 0 ? null : watch);
+            watched.computeIfPresent(key, (k, openings) -> openings.remove(opening) && openings.isEmpty() ? null : openings);
         }
         opening.watching = Set.of();
     }
@@ -268,9 +271,9 @@ final class HeldHere {
             // Said before the landing wakes anyone: a copy woken by it finds its key confirmed.
             if (refused != null && !watched.isEmpty()) {
                 for (IdempotencyKey key : keys) {
-                    Watch watch = watched.get(key);
-                    if (watch != null && !refused.contains(key)) {
-                        watch.done = true;
+                    Set<Opening> watching = watched.get(key);
+                    if (watching != null && !refused.contains(key)) {
+                        watching.forEach(opening -> opening.confirmed.add(key));
                     }
                 }
             }
@@ -301,11 +304,5 @@ final class HeldHere {
                 // See above.
             }
         }
-    }
-
-    /** A key batches here ask again: how many watch it, and whether a completion here confirmed it done. */
-    private static final class Watch {
-        int watchers;   // changed only inside the map's compute
-        volatile boolean done;
     }
 }

@@ -4,6 +4,7 @@ import org.jspecify.annotations.Nullable;
 import dev.idem.core.spi.Claim;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A batch of this processor from the moment its claim is sent until it has closed and its
@@ -18,8 +19,10 @@ final class Opening {
     final CompletableFuture<Void> settled = new CompletableFuture<>();
     // The batch's claims once they answered (null before): a key it asked for may be held elsewhere.
     volatile @Nullable Round<?> round;
-    // The keys it met busy, held by another batch here, and watches until it settles (HeldHere).
+    // The keys it met busy, held by another batch here, and watches until it closes (HeldHere)...
     volatile Set<IdempotencyKey> watching = Set.of();
+    // ...and those of them a completion here confirmed done since.
+    final Set<IdempotencyKey> confirmed = ConcurrentHashMap.newKeySet();
 
     Opening(long order, Set<IdempotencyKey> keys) {
         this.order = order;

@@ -131,6 +131,33 @@ class OwnBatchesTest {
         assertThat(claims).containsEntry("order-1", 3);
     }
 
+    @Test
+    void aBatchThatBeganWatchingAKeyAfterItWasConfirmedWaitsForItsCurrentHolder() throws Exception {
+        InMemoryClaimStore memory = InMemoryClaimStore.create();
+        try (IdempotentProcessor<String> processor = builder(memory).build()) {
+            // A batch hears that the key was done while it watched it...
+            Batch<String> first = processor.open(List.of(envelope("order-1", 1)));
+            Batch<String> watching = processor.open(List.of(envelope("order-1", 2)));
+            assertThat(first.process(0)).isInstanceOf(Outcome.Applied.class);
+            first.close();
+            // ...then an operator resets it, a batch claims it afresh, and a later one meets it busy.
+            memory.reset(new IdempotencyKey("inventory", "orders", "order-1"));
+            Batch<String> again = processor.open(List.of(envelope("order-1", 3)));
+            Batch<String> later = processor.open(List.of(envelope("order-1", 4)));
+            CompletableFuture<Outcome> copy = CompletableFuture.supplyAsync(() -> later.process(0));
+            TimeUnit.MILLISECONDS.sleep(300);
+            assertThat(copy).as("the later batch waits for the key's holder, not for an old confirmation").isNotDone();
+
+            assertThat(again.process(0)).isInstanceOf(Outcome.Applied.class);
+            again.close();
+            assertThat(copy.get(5, TimeUnit.SECONDS)).isInstanceOf(Outcome.Duplicate.class);
+            later.close();
+            assertThat(watching.process(0)).isInstanceOf(Outcome.Duplicate.class);
+            watching.close();
+        }
+        assertThat(handled).containsExactly("order-1", "order-1");
+    }
+
     /** The store, counting how often each key is claimed. */
     private static ClaimStore counting(InMemoryClaimStore memory, Map<String, Integer> claims) {
         return (ClaimStore) Proxy.newProxyInstance(ClaimStore.class.getClassLoader(), new Class<?>[] {ClaimStore.class},
