@@ -129,12 +129,19 @@ local function batch_record(id)
   return b
 end
 
-local function load(key)
-  local v = redis.call('GET', key)
+-- v: the key's value when the caller has read it already (a SET NX GET that found it). records: the
+-- batch records this call has read, by id, when the caller keeps them (a claim of copies whose keys
+-- share a few batch records reads each once); whoever writes a batch record drops it from there.
+local function load(key, v, records)
+  v = v or redis.call('GET', key)
   if not v or v == RESET then return nil end
   local id, p = compact_ref(v)
   if not id then return decode(v) end
-  local b = batch_record(id)
+  local b = records and records[id]
+  if not b then
+    b = batch_record(id)
+    if records and b then records[id] = b end
+  end
   if b == false and not SLOTTED then return nil end
   if not b then return {s = '?'} end
   local done_until = string.match(b, '^D|(%d+)$')
@@ -204,6 +211,19 @@ end
 -- epoch key. For a slot being migrated: a call naming several keys there, some missing, gets TRYAGAIN
 -- for the whole migration, while one key is served (or redirected) as it is. The epoch is read, never
 -- created (it may be on the other node); unknown, a fresh key's broker count is used as after a loss.
+-- Redis 7.0 and newer answer a SET NX with the value it found instead of writing (SET ... NX GET):
+-- a claim of a key that is not fresh (a copy, a redelivery) then costs one command, not two.
+local NX_GET = (redis.REDIS_VERSION_NUM or 0) >= 0x070000
+-- SET NX: whether it wrote the key, and the value it found instead when the server says (else nil).
+local function set_nx(key, value, px)
+  if NX_GET then
+    local found = redis.call('SET', key, value, 'PX', px, 'NX', 'GET')
+    if found then return false, found end
+    return true, nil
+  end
+  return redis.call('SET', key, value, 'PX', px, 'NX') and true or false, nil
+end
+
 if op == 'claim' or op == 'claim1' then
   local single = (op == 'claim1')
   local owner, lease, window, compact_window, id = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], ARGV[6]
@@ -236,6 +256,7 @@ if op == 'claim' or op == 'claim1' then
   local compact_value = 'b' .. id
   local used = false
   local out = {}
+  local records = {}
   for i = 1, n do
     local key = KEYS[i]
     local floor, born = floors[i], borns[i]
@@ -245,18 +266,25 @@ if op == 'claim' or op == 'claim1' then
       batch = redis.call('SET', batch_key, 'L|' .. owner .. '|' .. d(now + lease) .. '|' .. d(now_us),
         'PX', d(compact_window + 60000), 'NX') and 'compact' or 'full'
     end
-    if floor <= 1 and batch == 'compact' and redis.call('SET', key, compact_value .. place_text(i - 1), 'PX',
-        compact_window, 'NX') then
+    -- A first delivery tries the fresh claim; the value it found instead, if the server said, is read.
+    local wrote, found = false, nil
+    if floor <= 1 and batch == 'compact' then
+      wrote, found = set_nx(key, compact_value .. place_text(i - 1), compact_window)
+    elseif floor <= 1 and batch == 'full' then
+      wrote, found = set_nx(key, fresh_value, window)
+    end
+    if wrote and batch == 'compact' then
       used = true
       out[i] = 'c' .. fresh_reply
-    elseif floor <= 1 and batch == 'full' and redis.call('SET', key, fresh_value, 'PX', window, 'NX') then
+    elseif wrote then
       out[i] = 'C' .. fresh_reply
     else
-      local r = load(key)
+      local r = load(key, found, records)
       if r and r.batch and r.o ~= owner and r.l <= now then
         -- A compact claim abandoned by its owner: taken over as a full record, and its batch record
         -- marked, so that the old owner's completion of the batch falls back to key by key.
         redis.call('SET', BP .. r.batch, batch_value('T', r), 'KEEPTTL')
+        records[r.batch] = nil
         -- Counts older than the attempts window are forgotten, as a full record would have lapsed.
         if now_us - r.f > window * 1000 then r = nil end
       end
