@@ -113,14 +113,6 @@ final class ClaimStep<T> {
         if (!round.askAgain.contains(key)) {
             return busy.backoff() ? busy : awaitHolderElsewhere(round, item, busy);
         }
-        Claim claim = askAgainHere(round, item, busy);
-        round.askAgain.remove(key);
-        return claim;
-    }
-
-    /** A key another batch of this processor may hold: asked again once that batch settled ({@link HeldHere#askAgain}). */
-    private Claim askAgainHere(Round<T> round, Prepared<T> item, Claim busy) {
-        IdempotencyKey key = item.key();
         long sentAt = ticker.nanos();
         Claim claim;
         try {
@@ -128,18 +120,23 @@ final class ClaimStep<T> {
                     new ClaimRequest(key, item.envelope().brokerAttempt(), item.envelope().timestamp()),
                     again -> claimAll(again, round.owner));
         } catch (ClaimStoreException e) {
-            return busy;
+            round.askAgain.remove(key);
+            return answer;
         }
-        return won(round, key, claim, sentAt);
+        if (claim.held()) {
+            round.held.add(key);
+            round.held.confirmed(key, sentAt);
+        }
+        round.claims.put(key, claim);
+        round.askAgain.remove(key);
+        return claim;
     }
 
     /**
      * A key another owner holds (another process or processor): asked again a few times at growing
      * intervals, about a second and a half in all, so that a holder finishing meanwhile answers the
-     * copy done (decision 0061); still busy then, the store failing or the batch closed, it goes back
-     * busy for the rest of the holder's lease, as before. Won by another batch of this processor
-     * meanwhile, it is asked again once that batch settled, as a copy of its key is (decision 0047).
-     * A claim it wins is held and renewed with the batch.
+     * copy done (decision 0061); still busy then, or the store failing, it goes back busy for the
+     * rest of the holder's lease, as before. A claim it wins is held and renewed with the batch.
      */
     private Claim awaitHolderElsewhere(Round<T> round, Prepared<T> item, Claim.Busy busy) {
         IdempotencyKey key = item.key();
@@ -152,35 +149,21 @@ final class ClaimStep<T> {
                 Thread.currentThread().interrupt();
                 break;
             }
-            if (round.closed) {
-                break;   // abandoned meanwhile: nothing more is claimed for it
-            }
             long sentAt = ticker.nanos();
             try {
                 claim = claimAll(List.of(request), round.owner).get(0);
             } catch (ClaimStoreException e) {
                 break;
             }
-            if (!(claim instanceof Claim.Busy again)) {
-                return won(round, key, claim, sentAt);
-            }
-            if (again.backoff()) {
-                break;
-            }
-            if (heldHere.heldByAnother(round.opening, key)) {
-                return askAgainHere(round, item, claim);
+            if (!(claim instanceof Claim.Busy)) {
+                if (claim.held()) {
+                    round.held.add(key);
+                    round.held.confirmed(key, sentAt);
+                }
+                round.claims.put(key, claim);
+                return claim;
             }
         }
-        return claim;
-    }
-
-    /** The answer of a claim made for one message as it runs, kept with its batch's (held and renewed if won). */
-    private Claim won(Round<T> round, IdempotencyKey key, Claim claim, long sentAt) {
-        if (claim.held()) {
-            round.held.add(key);
-            round.held.confirmed(key, sentAt);
-        }
-        round.claims.put(key, claim);
         return claim;
     }
 

@@ -172,16 +172,6 @@ final class HeldHere {
         return claim instanceof Claim.Busy && later ? new Claim.Busy(key, HELD_BY_LATER_BATCH) : claim;
     }
 
-    /** Whether a batch here other than {@code self} holds the key, or may. */
-    boolean heldByAnother(Opening self, IdempotencyKey key) {
-        for (Opening other : openings.values()) {
-            if (other != self && other.mayHold(key)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** Those of {@code keys} that one of these completions here, landed, confirmed done. */
     private static Set<IdempotencyKey> confirmedDone(Set<IdempotencyKey> keys,
                                                      Map<CompletableFuture<Set<IdempotencyKey>>, List<IdempotencyKey>> landed) {

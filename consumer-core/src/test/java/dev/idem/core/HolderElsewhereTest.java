@@ -24,14 +24,7 @@ class HolderElsewhereTest {
     private final List<String> handled = new CopyOnWriteArrayList<>();
 
     private IdempotentProcessor<String> consumer() {
-        return consumer(Duration.ZERO);
-    }
-
-    private IdempotentProcessor<String> consumer(Duration handlerTime) {
-        return IdempotentProcessor.<String>builder(delivery -> {
-                    handled.add(delivery.payload());
-                    TimeUnit.NANOSECONDS.sleep(handlerTime.toNanos());
-                })
+        return IdempotentProcessor.<String>builder(delivery -> handled.add(delivery.payload()))
                 .group("inventory").claims(store).dedupCheck(DedupCheck.none())
                 .codec(PayloadCodec.utf8()).keys(KeySource.payload(p -> p))
                 .deadLetters(letter -> {
@@ -60,38 +53,6 @@ class HolderElsewhereTest {
             copies.close();
         }
         assertThat(handled).containsExactly("order-1");
-    }
-
-    @Test
-    void twoCopiesWaitingForAHolderElsewhereEndAsOneRunAndACopyOfItNotSentBackForALease() throws Exception {
-        try (IdempotentProcessor<String> elsewhere = consumer(); IdempotentProcessor<String> here = consumer(Duration.ofSeconds(2))) {
-            // Two batches of one consumer (two RocketMQ calls, say) meet the key another consumer holds
-            Batch<String> holder = elsewhere.open(List.of(envelope("order-1", 0)));
-            Batch<String> one = here.open(List.of(envelope("order-1", 1)));
-            Batch<String> two = here.open(List.of(envelope("order-1", 2)));
-            CompletableFuture<Outcome> first = CompletableFuture.supplyAsync(() -> runAndClose(one));
-            CompletableFuture<Outcome> second = CompletableFuture.supplyAsync(() -> runAndClose(two));
-            TimeUnit.MILLISECONDS.sleep(100);
-
-            // When the holder gives the key back unrun: one of the two wins it and runs for 2 s
-            holder.close();
-
-            List<Outcome> outcomes = List.of(first.get(10, TimeUnit.SECONDS), second.get(10, TimeUnit.SECONDS));
-            assertThat(outcomes).filteredOn(o -> o instanceof Outcome.Applied).hasSize(1);
-            // The other waits for it here, as a copy of a key this consumer holds does, and is not
-            // sent back for the winner's lease
-            assertThat(outcomes).filteredOn(o -> !(o instanceof Outcome.Applied)).singleElement()
-                    .satisfies(o -> assertThat(o instanceof Outcome.Duplicate
-                            || o instanceof Outcome.Busy busy && busy.retryAfter().compareTo(Duration.ofSeconds(1)) < 0)
-                            .as("%s", o).isTrue());
-        }
-        assertThat(handled).containsExactly("order-1");
-    }
-
-    private static Outcome runAndClose(Batch<String> batch) {
-        try (batch) {
-            return batch.process(0);
-        }
     }
 
     @Test
