@@ -17,7 +17,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -34,10 +33,6 @@ import org.slf4j.LoggerFactory;
 final class ClaimStep<T> {
 
     private static final Logger LOG = LoggerFactory.getLogger(Protocol.class);
-    // How long a copy whose key another owner holds waits before asking again, each time: 1.575 s in
-    // all, about what a holder's poll takes to finish and complete (decision 0061).
-    static final List<Duration> HELD_ELSEWHERE_WAITS = List.of(Duration.ofMillis(25), Duration.ofMillis(50),
-            Duration.ofMillis(100), Duration.ofMillis(200), Duration.ofMillis(400), Duration.ofMillis(800));
 
     private final Preparation<T> preparation;
     private final ClaimStore claims;
@@ -107,11 +102,8 @@ final class ClaimStep<T> {
     Claim claimOf(Round<T> round, Prepared<T> item) {
         IdempotencyKey key = item.key();
         Claim answer = Objects.requireNonNull(round.claims.get(key), "the batch's claim answered every key");
-        if (!(answer instanceof Claim.Busy busy)) {
+        if (!(answer instanceof Claim.Busy) || !round.askAgain.contains(key)) {
             return answer;
-        }
-        if (!round.askAgain.contains(key)) {
-            return busy.backoff() ? busy : awaitHolderElsewhere(round, item, busy);
         }
         long sentAt = ticker.nanos();
         Claim claim;
@@ -129,41 +121,6 @@ final class ClaimStep<T> {
         }
         round.claims.put(key, claim);
         round.askAgain.remove(key);
-        return claim;
-    }
-
-    /**
-     * A key another owner holds (another process or processor): asked again a few times at growing
-     * intervals, about a second and a half in all, so that a holder finishing meanwhile answers the
-     * copy done (decision 0061); still busy then, or the store failing, it goes back busy for the
-     * rest of the holder's lease, as before. A claim it wins is held and renewed with the batch.
-     */
-    private Claim awaitHolderElsewhere(Round<T> round, Prepared<T> item, Claim.Busy busy) {
-        IdempotencyKey key = item.key();
-        ClaimRequest request = new ClaimRequest(key, item.envelope().brokerAttempt(), item.envelope().timestamp());
-        Claim claim = busy;
-        for (Duration pause : HELD_ELSEWHERE_WAITS) {
-            try {
-                TimeUnit.NANOSECONDS.sleep(pause.toNanos());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-            long sentAt = ticker.nanos();
-            try {
-                claim = claimAll(List.of(request), round.owner).get(0);
-            } catch (ClaimStoreException e) {
-                break;
-            }
-            if (!(claim instanceof Claim.Busy)) {
-                if (claim.held()) {
-                    round.held.add(key);
-                    round.held.confirmed(key, sentAt);
-                }
-                round.claims.put(key, claim);
-                return claim;
-            }
-        }
         return claim;
     }
 

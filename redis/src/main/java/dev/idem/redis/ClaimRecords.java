@@ -44,8 +44,6 @@ final class ClaimRecords {
                 return new Claim.Unreadable(key, "a value that is not an Idem claim record");
             case "B":
                 return new Claim.Busy(key, Duration.ofMillis(Long.parseLong(reply.substring(2))));
-            case "W":
-                return new Claim.Busy(key, Duration.ofMillis(Long.parseLong(reply.substring(2))), true);
             case "K": {
                 // K:<attempts>:<fence>:<error>\31<reason>
                 String[] f = reply.split(":", 4);

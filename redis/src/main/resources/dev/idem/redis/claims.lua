@@ -130,8 +130,8 @@ local function batch_record(id)
 end
 
 -- v: the key's value when the caller has read it already (a SET NX GET that found it). records: the
--- batch records this call has read, by id, kept by the claim op only (a claim of copies whose keys
--- share a few batch records reads each once); the claim op drops one from there when it writes it.
+-- batch records this call has read, by id, when the caller keeps them (a claim of copies whose keys
+-- share a few batch records reads each once); whoever writes a batch record drops it from there.
 local function load(key, v, records)
   v = v or redis.call('GET', key)
   if not v or v == RESET then return nil end
@@ -203,7 +203,7 @@ end
 -- window plus the hour in which its batch may complete, as its completion may not rewrite it), batch id ('' for full
 -- records), then one argument for all keys: per key '<broker's attempt floor>:<born time ms, 0
 -- unknown>', joined by ',' (one argument rather than two per key: each costs the client and Redis).
--- Returns per key 'D' | 'X' | 'B:<ms left>' (held) | 'W:<ms left>' (a dead letter's backoff) | '?' (unreadable) | 'K:<attempts>:<fence>:<error>\31<reason>'
+-- Returns per key 'D' | 'X' | 'B:<ms left>' | '?' (unreadable) | 'K:<attempts>:<fence>:<error>\31<reason>'
 -- (a dead key whose compensation was cut off: the caller now holds it) |
 -- 'C:<fence>:<attempt>:<failures>:<abandoned>:<fresh>:<ff>:<error>\31<dead-letter reason>', or the
 -- same with 'c' for a fresh key claimed compact, in the batch record.
@@ -315,8 +315,8 @@ if op == 'claim' or op == 'claim1' then
       elseif r and r.s == 'C' and r.l > now then
         out[i] = 'B:' .. d(r.l - now)
       elseif r and r.due > now then
-        -- A dead letter whose publish failed: not before its backoff ends (W: nobody holds it).
-        out[i] = 'W:' .. d(r.due - now)
+        -- A dead letter whose publish failed: not before its backoff ends.
+        out[i] = 'B:' .. d(r.due - now)
       else
         local fresh = (r == nil)
         -- A CLAIMED record whose lease ended was abandoned: its owner crashed or vanished.

@@ -122,7 +122,7 @@ public final class InMemoryClaimStore implements ClaimStore, ClaimAdmin {
             return new Claim.Busy(key, Duration.between(now, e.leaseUntil));
         }
         if (e != null && e.due != null && e.due.isAfter(now)) {
-            return new Claim.Busy(key, Duration.between(now, e.due), true);
+            return new Claim.Busy(key, Duration.between(now, e.due));
         }
         boolean fresh = e == null;
         boolean abandoned = e != null && e.state == ClaimRecord.State.CLAIMED;

@@ -74,15 +74,8 @@ public sealed interface Claim {
      * backoff.
      *
      * @param remaining time left
-     * @param backoff   nobody holds the key: a dead letter waits for its backoff to end, so asking
-     *                  again sooner cannot change the answer
      */
-    record Busy(IdempotencyKey key, Duration remaining, boolean backoff) implements Claim {
-
-        /** Another owner holds a live lease, for {@code remaining} more. */
-        public Busy(IdempotencyKey key, Duration remaining) {
-            this(key, remaining, false);
-        }
+    record Busy(IdempotencyKey key, Duration remaining) implements Claim {
     }
 
     /**
