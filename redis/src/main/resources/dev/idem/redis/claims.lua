@@ -130,8 +130,8 @@ local function batch_record(id)
 end
 
 -- v: the key's value when the caller has read it already (a SET NX GET that found it). records: the
--- batch records this call has read, by id, when the caller keeps them (a claim of copies whose keys
--- share a few batch records reads each once); whoever writes a batch record drops it from there.
+-- batch records this call has read, by id, kept by the claim op only (a claim of copies whose keys
+-- share a few batch records reads each once); the claim op drops one from there when it writes it.
 local function load(key, v, records)
   v = v or redis.call('GET', key)
   if not v or v == RESET then return nil end
