@@ -6,8 +6,6 @@ import dev.idem.core.memory.InMemoryClaimStore;
 import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -87,7 +85,7 @@ class OwnBatchesTest {
     void aCopyMetBusyIsAnsweredDoneFromTheCompletionHereThatConfirmedItWithoutAskingTheStoreAgain() throws Exception {
         InMemoryClaimStore memory = InMemoryClaimStore.create();
         Map<String, Integer> claims = new ConcurrentHashMap<>();
-        try (IdempotentProcessor<String> processor = builder(counting(memory, claims)).build()) {
+        try (IdempotentProcessor<String> processor = builder(ClaimCounts.counting(memory, claims)).build()) {
             // The holder ends before the copy runs (a poll claimed ahead)...
             Batch<String> running = processor.open(List.of(envelope("order-1", 1)));
             try (Batch<String> ahead = processor.open(List.of(envelope("order-1", 2)))) {
@@ -116,7 +114,7 @@ class OwnBatchesTest {
     void aCopyWhoseHoldersCompletionWasRefusedAsksTheStoreAgain() {
         InMemoryClaimStore memory = InMemoryClaimStore.create();
         Map<String, Integer> claims = new ConcurrentHashMap<>();
-        try (IdempotentProcessor<String> processor = builder(counting(memory, claims)).build()) {
+        try (IdempotentProcessor<String> processor = builder(ClaimCounts.counting(memory, claims)).build()) {
             Batch<String> running = processor.open(List.of(envelope("order-1", 1)));
             try (Batch<String> ahead = processor.open(List.of(envelope("order-1", 2)))) {
                 assertThat(running.process(0)).isInstanceOf(Outcome.Applied.class);
@@ -156,23 +154,6 @@ class OwnBatchesTest {
             watching.close();
         }
         assertThat(handled).containsExactly("order-1", "order-1");
-    }
-
-    /** The store, counting how often each key is claimed. */
-    private static ClaimStore counting(InMemoryClaimStore memory, Map<String, Integer> claims) {
-        return (ClaimStore) Proxy.newProxyInstance(ClaimStore.class.getClassLoader(), new Class<?>[] {ClaimStore.class},
-                (proxy, method, args) -> {
-                    if (method.getName().equals("claim")) {
-                        @SuppressWarnings("unchecked")
-                        List<ClaimRequest> requests = (List<ClaimRequest>) args[0];
-                        requests.forEach(request -> claims.merge(request.key().value(), 1, Integer::sum));
-                    }
-                    try {
-                        return method.invoke(memory, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
     }
 
     @Test
