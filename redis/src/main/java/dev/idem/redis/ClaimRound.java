@@ -6,6 +6,7 @@ import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStoreException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -34,7 +35,7 @@ final class ClaimRound {
     private final RedisClaimStore store;
     private final RedisScripts scripts;
     private final KeySpace keys;
-    private final CompactClaims compact;
+    private final CompactClaims<IdempotencyKey> compact;
     private final long doneWindowMillis;
     private final long attemptsWindowMillis;
     private final int minCompactBatch;
@@ -44,7 +45,7 @@ final class ClaimRound {
     // Said once per store: a call too large for a batch record.
     private final AtomicBoolean tooLargeSaid = new AtomicBoolean();
 
-    ClaimRound(RedisClaimStore store, RedisScripts scripts, KeySpace keys, CompactClaims compact,
+    ClaimRound(RedisClaimStore store, RedisScripts scripts, KeySpace keys, CompactClaims<IdempotencyKey> compact,
                long doneWindowMillis, long attemptsWindowMillis, int minCompactBatch) {
         this.store = store;
         this.late = new LateReleases(store);
@@ -62,7 +63,10 @@ final class ClaimRound {
         String compactWindow = Long.toString(doneWindowMillis + Math.max(RedisClaimStore.COMPLETE_WITHIN, lease.toMillis() * 2));
         Map<Integer, String> batchRecords = new ConcurrentHashMap<>();
         // A key's place among its slot group's keys: its place in the group's batch record.
-        Map<Integer, Integer> places = new ConcurrentHashMap<>();
+        // Written before each group's call is sent (on this thread, as each() runs), read after every
+        // call answered; -1 for a key whose group sent no batch id.
+        int[] places = new int[names.size()];
+        Arrays.fill(places, -1);
         // Keys of a slot seen being migrated go one by one; the others in one call per slot.
         List<Integer> grouped = new ArrayList<>(names.size());
         List<Integer> alone = new ArrayList<>();
@@ -82,7 +86,7 @@ final class ClaimRound {
             String id = compactPays && group.size() <= CompactClaims.MAX_PLACES ? BatchIds.next() : "";
             batchRecords.put(slot, keys.batchPrefix(slot) + id);
             for (int place = 0; place < group.size(); place++) {
-                places.put(grouped.get(group.get(place)), place);
+                places[grouped.get(group.get(place))] = place;
             }
             List<Object> claimArgs = new ArrayList<>(List.of("claim", owner, Long.toString(lease.toMillis()),
                     Long.toString(window), compactWindow, id));
@@ -114,16 +118,27 @@ final class ClaimRound {
             replies.set(i, claimAlone(names.get(i), requests.get(i), owner, lease, window, compactWindow));
         }
         failIfAnyFailed(replies, requests, owner, lease);
-        Map<Integer, Map<String, Integer>> compactBySlot = new HashMap<>();
-        List<String> full = new ArrayList<>();
+        Map<Integer, Map<IdempotencyKey, Integer>> compactBySlot = new HashMap<>();
+        // A slot's fresh compact claims share one reply, said in full for the first of them ('c' alone
+        // after): each() makes one call per slot and puts its replies back in key order, and a key
+        // claimed alone (claim1) is never compact. Anything else is a defect, refused before any key
+        // is known as compact or handed to the caller (the claims then lapse with their lease).
+        Map<Integer, String> compactReply = new HashMap<>();
+        List<IdempotencyKey> full = new ArrayList<>();
         for (int i = 0; i < names.size(); i++) {
             String reply = (String) replies.get(i);
-            if (reply.startsWith("c:")) {
-                compactBySlot.computeIfAbsent(keys.slotOf(names.get(i)), s -> new HashMap<>())
-                        .putIfAbsent(names.get(i), Objects.requireNonNull(places.get(i), "place"));
-                replies.set(i, "C" + reply.substring(1));
+            if (reply.startsWith("c")) {
+                int slot = keys.slotOf(names.get(i));
+                compactBySlot.computeIfAbsent(slot, s -> new HashMap<>()).putIfAbsent(requests.get(i).key(), places[i]);
+                String claimed = reply.length() > 1 ? "C" + reply.substring(1) : compactReply.get(slot);
+                if (claimed == null || places[i] < 0) {
+                    throw new ClaimStoreException("unexpected compact claim reply '" + reply + "' for " + names.get(i)
+                            + (places[i] < 0 ? " (no place sent)" : " (before a full one)"), null);
+                }
+                compactReply.put(slot, claimed);
+                replies.set(i, claimed);
             } else if (reply.startsWith("C:") || reply.startsWith("K:")) {
-                full.add(names.get(i));
+                full.add(requests.get(i).key());
             }
         }
         compactBySlot.forEach((slot, compactKeys) -> compact.claimed(Objects.requireNonNull(batchRecords.get(slot), "batch record"), owner, compactKeys));
@@ -200,6 +215,9 @@ final class ClaimRound {
      * so a release that fails is tried again in the background until the lease would have ended.
      */
     private void failIfAnyFailed(List<Object> replies, List<ClaimRequest> requests, String owner, Duration lease) {
+        if (replies.stream().noneMatch(RedisScripts.Failed.class::isInstance)) {
+            return;
+        }
         RedisScripts.Failed failed = null;
         List<IdempotencyKey> mayHold = new ArrayList<>();
         Set<IdempotencyKey> crashed = new HashSet<>();
@@ -211,6 +229,8 @@ final class ClaimRound {
                 // Its reply is missing, or an error reply may have come after some of its writes.
                 mayHold.add(key);
                 crashed.add(key);
+            } else if (reply instanceof String text && text.equals("c")) {
+                mayHold.add(key);   // a fresh compact claim
             } else if (reply instanceof String text && (text.startsWith("C:") || text.startsWith("c:"))) {
                 mayHold.add(key);
                 if (ClaimRecords.claim(key, "C" + text.substring(1)) instanceof Claim.Claimed claimed

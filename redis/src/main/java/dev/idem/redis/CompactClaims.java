@@ -2,6 +2,7 @@ package dev.idem.redis;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -18,8 +19,11 @@ import java.util.Set;
  * other change to a key (fail, release, count, a claim again) makes it a full record in Redis, and
  * the key leaves its batch here only after Redis answered. Forgetting is always safe: an unknown key
  * is completed on its own. Thread-safe.
+ *
+ * @param <K> how a key is known here: the store's {@code IdempotencyKey}, whose hash its parts keep,
+ *            so that a round of hundreds of keys builds no Redis names to find them
  */
-final class CompactClaims {
+final class CompactClaims<K> {
 
     // Batches remembered; the oldest is forgotten beyond this (its keys are then completed one by one).
     private static final int MAX_BATCHES = 4_096;
@@ -27,13 +31,13 @@ final class CompactClaims {
     static final int MAX_PLACES = 62 * 62;
     private static final String DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-    private static final class Batch {
+    private static final class Batch<K> {
         final String record;
         final String owner;
         // Keys still compact in Redis, with their places.
-        final Map<String, Integer> compact = new HashMap<>();
+        final Map<K, Integer> compact = new HashMap<>();
         // Of those, the ones whose completion by their place was sent (a retry sends it again).
-        final Set<String> done = new HashSet<>();
+        final Set<K> done = new HashSet<>();
         // Redis refused to mark places or renew by the record (a key taken over or reset, the record
         // lost or too old): the rest go one by one, as the record would be refused again.
         boolean refused;
@@ -44,10 +48,10 @@ final class CompactClaims {
         }
     }
 
-    private final Map<String, Batch> byKey = new HashMap<>();
-    private final Map<String, Batch> batches = new LinkedHashMap<>() {
+    private final Map<K, Batch<K>> byKey = new HashMap<>();
+    private final Map<String, Batch<K>> batches = new LinkedHashMap<>() {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Batch> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, Batch<K>> eldest) {
             if (size() <= MAX_BATCHES) {
                 return false;
             }
@@ -63,16 +67,16 @@ final class CompactClaims {
      * {@code single}: keys completed one by one; of those, {@code ownCompact} are still compact
      * under a batch of the completing owner, with their compact value (without its leading 'b').
      */
-    record Plan(Map<String, Map<String, Integer>> whole, Map<String, Map<String, Integer>> marked,
-                List<String> single, Map<String, String> ownCompact) {
+    record Plan<K>(Map<String, Map<K, Integer>> whole, Map<String, Map<K, Integer>> marked,
+                   List<K> single, Map<K, String> ownCompact) {
     }
 
     /** Keys Redis answered as claimed compact, under {@code record}, by {@code owner}, with their places. */
-    synchronized void claimed(String record, String owner, Map<String, Integer> places) {
+    synchronized void claimed(String record, String owner, Map<K, Integer> places) {
         if (places.isEmpty()) {
             return;
         }
-        Batch batch = new Batch(record, owner);
+        Batch<K> batch = new Batch<>(record, owner);
         places.forEach((key, place) -> {
             forget(key);
             batch.compact.put(key, place);
@@ -87,15 +91,15 @@ final class CompactClaims {
      * the key here: a key whose batch record Redis could not read is refused and stays compact, and a
      * batch completion must then not cover it. A key of another owner's batch is left alone.
      */
-    synchronized void changed(String key, String owner) {
-        Batch batch = byKey.get(key);
+    synchronized void changed(K key, String owner) {
+        Batch<K> batch = byKey.get(key);
         if (batch != null && batch.owner.equals(owner)) {
             forget(key);
         }
     }
 
-    private void forget(String key) {
-        Batch batch = byKey.remove(key);
+    private void forget(K key) {
+        Batch<K> batch = byKey.remove(key);
         if (batch != null) {
             batch.compact.remove(key);
             batch.done.remove(key);
@@ -111,20 +115,20 @@ final class CompactClaims {
      * still to come, the keys complete by their places, and count as completed from now on. Other
      * keys go one by one, and stay known as compact until {@link #changed} says Redis answered.
      */
-    synchronized Plan plan(Collection<String> keys, String owner) {
-        Map<Batch, Set<String>> mine = new LinkedHashMap<>();
-        List<String> single = new ArrayList<>();
-        for (String key : keys) {
-            Batch batch = byKey.get(key);
+    synchronized Plan<K> plan(Collection<K> keys, String owner) {
+        Map<Batch<K>, Set<K>> mine = new LinkedHashMap<>();
+        List<K> single = new ArrayList<>();
+        for (K key : keys) {
+            Batch<K> batch = byKey.get(key);
             if (batch == null || !batch.owner.equals(owner)) {
                 single.add(key);
             } else {
                 mine.computeIfAbsent(batch, b -> new HashSet<>()).add(key);
             }
         }
-        Map<String, Map<String, Integer>> whole = new LinkedHashMap<>();
-        Map<String, Map<String, Integer>> marked = new LinkedHashMap<>();
-        Map<String, String> ownCompact = new HashMap<>();
+        Map<String, Map<K, Integer>> whole = new LinkedHashMap<>();
+        Map<String, Map<K, Integer>> marked = new LinkedHashMap<>();
+        Map<K, String> ownCompact = new HashMap<>();
         mine.forEach((batch, covered) -> {
             if (batch.refused) {
                 covered.forEach(key -> {
@@ -136,26 +140,27 @@ final class CompactClaims {
             batch.done.addAll(covered);
             // Every key in done is one of the batch's compact keys: as many means all.
             if (batch.done.size() == batch.compact.size()) {
-                whole.put(batch.record, Map.copyOf(batch.compact));
+                // The batch is forgotten here at once: its map goes with the plan, not a copy of it.
+                whole.put(batch.record, Collections.unmodifiableMap(batch.compact));
                 batch.compact.keySet().forEach(byKey::remove);
                 batches.remove(batch.record);
             } else {
-                Map<String, Integer> places = new HashMap<>();
+                Map<K, Integer> places = new HashMap<>();
                 covered.forEach(key -> places.put(key, batch.compact.get(key)));
                 marked.put(batch.record, places);
             }
         });
-        return new Plan(whole, marked, single, ownCompact);
+        return new Plan<>(whole, marked, single, ownCompact);
     }
 
     /**
      * A completion call got no answer: its whole batches are known again, every key sent (a retry of
      * the call completes them whole again); its marks stay sent, and a retry sends them again.
      */
-    synchronized void unanswered(Plan plan, String owner) {
+    synchronized void unanswered(Plan<K> plan, String owner) {
         plan.whole().forEach((record, places) -> {
             claimed(record, owner, places);
-            Batch batch = batches.get(record);
+            Batch<K> batch = batches.get(record);
             if (batch != null) {
                 batch.done.addAll(places.keySet());
             }
@@ -166,22 +171,22 @@ final class CompactClaims {
      * A renewal split: batch records of {@code owner} each standing for the keys of the call still
      * compact in it ({@code batches}), and the keys to renew one by one ({@code single}).
      */
-    record Renewal(Map<String, List<String>> batches, List<String> single) {
+    record Renewal<K>(Map<String, List<K>> batches, List<K> single) {
     }
 
     /** Splits a renewal by {@code owner}: keys compact under a batch of the owner's go with their batch record. */
-    synchronized Renewal renewal(Collection<String> keys, String owner) {
-        Map<String, List<String>> byRecord = new LinkedHashMap<>();
-        List<String> single = new ArrayList<>();
-        for (String key : keys) {
-            Batch batch = byKey.get(key);
+    synchronized Renewal<K> renewal(Collection<K> keys, String owner) {
+        Map<String, List<K>> byRecord = new LinkedHashMap<>();
+        List<K> single = new ArrayList<>();
+        for (K key : keys) {
+            Batch<K> batch = byKey.get(key);
             if (batch == null || !batch.owner.equals(owner) || batch.refused) {
                 single.add(key);
             } else {
                 byRecord.computeIfAbsent(batch.record, r -> new ArrayList<>()).add(key);
             }
         }
-        return new Renewal(byRecord, single);
+        return new Renewal<>(byRecord, single);
     }
 
     /**
@@ -189,7 +194,7 @@ final class CompactClaims {
      * renewed one by one from now on (a whole completion is still tried: it is refused the same way).
      */
     synchronized void refused(String record) {
-        Batch batch = batches.get(record);
+        Batch<K> batch = batches.get(record);
         if (batch != null) {
             batch.refused = true;
         }

@@ -25,11 +25,11 @@ final class CompletionRound {
 
     private final RedisScripts scripts;
     private final KeySpace names;
-    private final CompactClaims compact;
+    private final CompactClaims<IdempotencyKey> compact;
     private final long doneWindowMillis;
     private final long attemptsWindowMillis;
 
-    CompletionRound(RedisScripts scripts, KeySpace names, CompactClaims compact, long doneWindowMillis,
+    CompletionRound(RedisScripts scripts, KeySpace names, CompactClaims<IdempotencyKey> compact, long doneWindowMillis,
                     long attemptsWindowMillis) {
         this.scripts = scripts;
         this.names = names;
@@ -44,26 +44,26 @@ final class CompletionRound {
      * other keys one by one; a batch record refused (another owner took one of its keys over) has its
      * keys completed one by one, in a second round trip.
      */
-    CompletableFuture<Set<IdempotencyKey>> completeAsync(Collection<IdempotencyKey> keys, String owner) {
-        Map<String, IdempotencyKey> byRedisKey = new HashMap<>();
-        keys.forEach(key -> byRedisKey.put(names.of(key), key));
-        CompactClaims.Plan plan = compact.plan(byRedisKey.keySet(), owner);
+    CompletableFuture<Set<IdempotencyKey>> completeAsync(Collection<IdempotencyKey> asked, String owner) {
+        // The keys as they are now: the second round (below) reads them after the caller got its future.
+        List<IdempotencyKey> keys = List.copyOf(asked);
+        CompactClaims.Plan<IdempotencyKey> plan = compact.plan(keys, owner);
         List<String> records = new ArrayList<>(plan.whole().keySet());
         records.addAll(plan.marked().keySet());
-        return completeAsync(plan.single(), plan.ownCompact(), plan, owner).whenComplete((replies, failure) -> {
+        List<IdempotencyKey> single = plan.single();
+        return completeAsync(single, plan.ownCompact(), plan, owner).whenComplete((replies, failure) -> {
             if (failure != null) {
                 // No answer (a timeout, a slot moving): the batches planned are known again, so a
                 // retry completes their keys as this owner's, wherever their batch records are.
                 compact.unanswered(plan, owner);
             }
         }).thenCompose(replies -> {
-            warnRestored(plan.single(), replies);
-            Set<IdempotencyKey> refused = new HashSet<>();
-            refused(plan.single(), replies, 0).forEach(key -> refused.add(byRedisKey.get(key)));
-            List<String> again = new ArrayList<>();
-            Map<String, String> stillCompact = new HashMap<>();
-            refused(records, replies, plan.single().size()).forEach(record -> {
-                Map<String, Integer> places = plan.whole().get(record);
+            warnRestored(single, replies);
+            Set<IdempotencyKey> refused = new HashSet<>(refused(single, replies, 0));
+            List<IdempotencyKey> again = new ArrayList<>();
+            Map<IdempotencyKey, String> stillCompact = new HashMap<>();
+            refused(records, replies, single.size()).forEach(record -> {
+                Map<IdempotencyKey, Integer> places = plan.whole().get(record);
                 if (places == null) {
                     places = Objects.requireNonNull(plan.marked().get(record), "a record of the plan");
                     compact.refused(record);
@@ -79,17 +79,11 @@ final class CompletionRound {
             // Each key that still names this owner's batch is done; a key taken over is refused. A
             // refused whole batch's keys completed earlier by their place go again too (their batch
             // record may be lost: decision 0051).
+            Set<IdempotencyKey> inCall = new HashSet<>(keys);
             return completeAsync(again, stillCompact, null, owner).thenApply(more -> {
                 warnRestored(again, more);
-                List<String> earlier = new ArrayList<>();
-                refused(again, more, 0).forEach(key -> {
-                    IdempotencyKey refusedKey = byRedisKey.get(key);
-                    if (refusedKey != null) {
-                        refused.add(refusedKey);
-                    } else {
-                        earlier.add(key);
-                    }
-                });
+                List<IdempotencyKey> earlier = new ArrayList<>();
+                refused(again, more, 0).forEach(key -> (inCall.contains(key) ? refused : earlier).add(key));
                 if (!earlier.isEmpty()) {
                     LOG.warn("{} key(s) completed earlier by their place in a batch record were refused when their "
                             + "batch completed (another owner took them over, or an operator reset them), e.g. {}",
@@ -100,14 +94,14 @@ final class CompletionRound {
         });
     }
 
-    /** The names whose reply, from {@code offset} on in {@code replies}, is 0. */
-    private static List<String> refused(List<String> names, List<Object> replies, int offset) {
+    /** The items whose reply, from {@code offset} on in {@code replies}, is 0. */
+    private static <T> List<T> refused(List<T> names, List<Object> replies, int offset) {
         return replied(names, replies, offset, 0);
     }
 
-    /** The names whose reply, from {@code offset} on in {@code replies}, is {@code reply}. */
-    private static List<String> replied(List<String> names, List<Object> replies, int offset, long reply) {
-        List<String> matching = new ArrayList<>();
+    /** The items whose reply, from {@code offset} on in {@code replies}, is {@code reply}. */
+    private static <T> List<T> replied(List<T> names, List<Object> replies, int offset, long reply) {
+        List<T> matching = new ArrayList<>();
         for (int i = 0; i < names.size(); i++) {
             if (((Number) replies.get(offset + i)).longValue() == reply) {
                 matching.add(names.get(i));
@@ -117,8 +111,8 @@ final class CompletionRound {
     }
 
     /** Says which of the first {@code names} had no record left to complete: Redis lost it (decision 0051). */
-    private static void warnRestored(List<String> names, List<Object> replies) {
-        List<String> restored = replied(names, replies, 0, 2);
+    private static void warnRestored(List<IdempotencyKey> names, List<Object> replies) {
+        List<IdempotencyKey> restored = replied(names, replies, 0, 2);
         if (!restored.isEmpty()) {
             LOG.warn("{} completion(s) found no claim record (Redis lost it: a failover or a restart) and wrote it "
                     + "done again, e.g. {}; a copy that came in between may have run again", restored.size(), restored.get(0));
@@ -130,9 +124,11 @@ final class CompletionRound {
      * their compact value under the owner's batch), then the plan's whole batch records, then its
      * batch records with places to mark.
      */
-    private CompletableFuture<List<Object>> completeAsync(List<String> single, Map<String, String> ownCompact,
-                                                          CompactClaims.@Nullable Plan plan, String owner) {
-        List<String> all = new ArrayList<>(single);
+    private CompletableFuture<List<Object>> completeAsync(List<IdempotencyKey> single,
+                                                          Map<IdempotencyKey, String> ownCompact,
+                                                          CompactClaims.@Nullable Plan<IdempotencyKey> plan, String owner) {
+        List<String> all = new ArrayList<>(single.size());
+        single.forEach(key -> all.add(names.of(key)));
         int wholeEnd = single.size();
         if (plan != null) {
             all.addAll(plan.whole().keySet());

@@ -48,7 +48,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
     private final KeySpace keys;
     private final long doneWindowMillis;
     private final long attemptsWindowMillis;
-    private final CompactClaims compact = new CompactClaims();
+    private final CompactClaims<IdempotencyKey> compact = new CompactClaims<>();
     private final ClaimRound claims;
     private final CompletionRound completions;
     private final RenewalRound renewals;
@@ -124,7 +124,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         String redisKey = keys.of(key);
         R reply = one(redisKey, type, args);
         if (made(reply)) {
-            compact.changed(redisKey, owner);
+            compact.changed(key, owner);
         }
         return reply;
     }
@@ -196,7 +196,7 @@ public final class RedisClaimStore implements ClaimStore, ClaimAdmin {
         });
         for (int i = 0; i < redisKeys.size(); i++) {
             if (made(replies.get(i))) {
-                compact.changed(redisKeys.get(i), owner);
+                compact.changed(ordered.get(i), owner);
             }
         }
     }

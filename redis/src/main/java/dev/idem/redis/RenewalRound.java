@@ -4,10 +4,8 @@ import dev.idem.core.IdempotencyKey;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -21,9 +19,9 @@ final class RenewalRound {
 
     private final RedisScripts scripts;
     private final KeySpace names;
-    private final CompactClaims compact;
+    private final CompactClaims<IdempotencyKey> compact;
 
-    RenewalRound(RedisScripts scripts, KeySpace names, CompactClaims compact) {
+    RenewalRound(RedisScripts scripts, KeySpace names, CompactClaims<IdempotencyKey> compact) {
         this.scripts = scripts;
         this.names = names;
         this.compact = compact;
@@ -31,19 +29,17 @@ final class RenewalRound {
 
     /** Renews {@code keys}; the keys whose lease is lost (another owner holds them, or nobody). */
     CompletableFuture<Set<IdempotencyKey>> renewAsync(Collection<IdempotencyKey> keys, String owner, Duration lease) {
-        Map<String, IdempotencyKey> byRedisKey = new HashMap<>();
-        keys.forEach(key -> byRedisKey.put(names.of(key), key));
-        CompactClaims.Renewal plan = compact.renewal(byRedisKey.keySet(), owner);
+        CompactClaims.Renewal<IdempotencyKey> plan = compact.renewal(keys, owner);
         List<String> records = List.copyOf(plan.batches().keySet());
-        return renewAsync(plan.single(), records, owner, lease).thenCompose(replies -> {
+        List<IdempotencyKey> single = plan.single();
+        return renewAsync(single, records, owner, lease).thenCompose(replies -> {
             Set<IdempotencyKey> lost = new HashSet<>();
-            List<String> single = plan.single();
             for (int i = 0; i < single.size(); i++) {
                 if (((Number) replies.get(i)).longValue() != 1) {
-                    lost.add(byRedisKey.get(single.get(i)));
+                    lost.add(single.get(i));
                 }
             }
-            List<String> again = new ArrayList<>();
+            List<IdempotencyKey> again = new ArrayList<>();
             for (int i = 0; i < records.size(); i++) {
                 if (((Number) replies.get(single.size() + i)).longValue() != 1) {
                     again.addAll(plan.batches().get(records.get(i)));
@@ -56,7 +52,7 @@ final class RenewalRound {
             return renewAsync(again, List.of(), owner, lease).thenApply(more -> {
                 for (int i = 0; i < again.size(); i++) {
                     if (((Number) more.get(i)).longValue() != 1) {
-                        lost.add(byRedisKey.get(again.get(i)));
+                        lost.add(again.get(i));
                     }
                 }
                 return lost;
@@ -65,9 +61,10 @@ final class RenewalRound {
     }
 
     /** One renewal call: {@code single} keys one by one, then batch {@code records}. */
-    private CompletableFuture<List<Object>> renewAsync(List<String> single, List<String> records, String owner,
+    private CompletableFuture<List<Object>> renewAsync(List<IdempotencyKey> single, List<String> records, String owner,
                                                        Duration lease) {
-        List<String> all = new ArrayList<>(single);
+        List<String> all = new ArrayList<>(single.size() + records.size());
+        single.forEach(key -> all.add(names.of(key)));
         all.addAll(records);
         return scripts.manyAsync(all, (slot, group) -> {
             StringBuilder flags = new StringBuilder(group.size());

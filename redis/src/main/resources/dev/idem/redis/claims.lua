@@ -206,7 +206,8 @@ end
 -- Returns per key 'D' | 'X' | 'B:<ms left>' | '?' (unreadable) | 'K:<attempts>:<fence>:<error>\31<reason>'
 -- (a dead key whose compensation was cut off: the caller now holds it) |
 -- 'C:<fence>:<attempt>:<failures>:<abandoned>:<fresh>:<ff>:<error>\31<dead-letter reason>', or the
--- same with 'c' for a fresh key claimed compact, in the batch record.
+-- same with 'c' for a fresh key claimed compact, in the batch record: the call's first such key
+-- only; the others, whose reply would be the same, get 'c' alone (one byte instead of about 25).
 -- claim1: one key alone, KEYS its record only, the same ARGV (batch id '') then the name of its slot's
 -- epoch key. For a slot being migrated: a call naming several keys there, some missing, gets TRYAGAIN
 -- for the whole migration, while one key is served (or redirected) as it is. The epoch is read, never
@@ -274,8 +275,8 @@ if op == 'claim' or op == 'claim1' then
       wrote, found = set_nx(key, fresh_value, window)
     end
     if wrote and batch == 'compact' then
+      out[i] = used and 'c' or 'c' .. fresh_reply
       used = true
-      out[i] = 'c' .. fresh_reply
     elseif wrote then
       out[i] = 'C' .. fresh_reply
     else

@@ -13,13 +13,13 @@ import org.junit.jupiter.api.Test;
  */
 class CompactClaimsTest {
 
-    private final CompactClaims claims = new CompactClaims();
+    private final CompactClaims<String> claims = new CompactClaims<>();
 
     @Test
     void aCompletionCoveringEveryCompactKeyOfItsBatchUsesTheBatchRecordOnce() {
         claims.claimed("b1", "a", Map.of("k1", 0, "k2", 1));
 
-        CompactClaims.Plan plan = claims.plan(List.of("k1", "k2"), "a");
+        CompactClaims.Plan<String> plan = claims.plan(List.of("k1", "k2"), "a");
 
         assertThat(plan.whole()).isEqualTo(Map.of("b1", Map.of("k1", 0, "k2", 1)));
         assertThat(plan.marked()).isEmpty();
@@ -32,13 +32,13 @@ class CompactClaimsTest {
     void keysCompletingBeforeTheRestMarkTheirPlacesAndTheRestThenCompletesTheBatch() {
         claims.claimed("b1", "a", Map.of("k1", 0, "k2", 1, "k3", 2));
 
-        CompactClaims.Plan first = claims.plan(List.of("k2"), "a");
+        CompactClaims.Plan<String> first = claims.plan(List.of("k2"), "a");
         assertThat(first.whole()).isEmpty();
         assertThat(first.single()).isEmpty();
         assertThat(first.marked()).isEqualTo(Map.of("b1", Map.of("k2", 1)));
 
         // The batch record stands for every key once the rest have completed, k2 included.
-        CompactClaims.Plan rest = claims.plan(List.of("k1", "k3"), "a");
+        CompactClaims.Plan<String> rest = claims.plan(List.of("k1", "k3"), "a");
         assertThat(rest.whole()).isEqualTo(Map.of("b1", Map.of("k1", 0, "k2", 1, "k3", 2)));
         assertThat(rest.marked()).isEmpty();
     }
@@ -46,7 +46,7 @@ class CompactClaimsTest {
     @Test
     void marksOfACallWithNoAnswerStaySentAndAreSentAgainByARetry() {
         claims.claimed("b1", "a", Map.of("k1", 0, "k2", 1, "k3", 2));
-        CompactClaims.Plan first = claims.plan(List.of("k1"), "a");
+        CompactClaims.Plan<String> first = claims.plan(List.of("k1"), "a");
 
         claims.unanswered(first, "a");
 
@@ -60,7 +60,7 @@ class CompactClaimsTest {
         claims.plan(List.of("k1"), "a");
 
         claims.refused("idem:batch:Ab3Ab3Ab3");
-        CompactClaims.Plan plan = claims.plan(List.of("k2"), "a");
+        CompactClaims.Plan<String> plan = claims.plan(List.of("k2"), "a");
 
         assertThat(plan.marked()).isEmpty();
         assertThat(plan.whole()).isEmpty();
@@ -71,7 +71,7 @@ class CompactClaimsTest {
     @Test
     void aWholeBatchOfACallWithNoAnswerIsKnownAgain() {
         claims.claimed("b1", "a", Map.of("k1", 0, "k2", 1));
-        CompactClaims.Plan plan = claims.plan(List.of("k1", "k2"), "a");
+        CompactClaims.Plan<String> plan = claims.plan(List.of("k1", "k2"), "a");
 
         claims.unanswered(plan, "a");
 
@@ -92,7 +92,7 @@ class CompactClaimsTest {
         claims.claimed("b1", "a", Map.of("k1", 0, "k2", 1));
 
         claims.changed("k2", "b");
-        CompactClaims.Plan byOther = claims.plan(List.of("k1", "k2"), "b");
+        CompactClaims.Plan<String> byOther = claims.plan(List.of("k1", "k2"), "b");
 
         assertThat(byOther.whole()).isEmpty();
         assertThat(byOther.marked()).isEmpty();
