@@ -274,11 +274,48 @@ final class RedisScripts {
                 extra.args().toArray());
     }
 
+    /**
+     * Puts a call's per-key replies in their keys' places. A call of several keys may answer with
+     * one string, its keys' replies joined by {@value #JOINED} (one string to decode instead of one
+     * per key).
+     */
     private static List<Object> scatter(List<Integer> group, List<Object> reply, List<Object> replies) {
+        List<Object> each = reply.size() == 1 && group.size() > 1 && reply.get(0) instanceof String joined
+                ? split(joined, group.size()) : reply;
         for (int j = 0; j < group.size(); j++) {
-            replies.set(group.get(j), reply.get(j));
+            replies.set(group.get(j), each.get(j));
         }
         return replies;
+    }
+
+    /** What joins the replies of a call answered with one string. */
+    static final char JOINED = '\u001e';
+
+    private static List<Object> split(String joined, int expected) {
+        List<Object> parts = new ArrayList<>(expected);
+        int from = 0;
+        for (int at = joined.indexOf(JOINED); ; at = joined.indexOf(JOINED, from)) {
+            int to = at < 0 ? joined.length() : at;
+            // The usual replies of a claim, one character each, are shared, not copied.
+            char first = to > from ? joined.charAt(from) : 0;
+            parts.add(to - from == 1 && first < ONE_CHARACTER.length ? ONE_CHARACTER[first] : joined.substring(from, to));
+            if (at < 0) {
+                break;
+            }
+            from = at + 1;
+        }
+        if (parts.size() != expected) {
+            throw new ClaimStoreException("a call of " + expected + " keys answered " + parts.size() + " replies", null);
+        }
+        return parts;
+    }
+
+    private static final String[] ONE_CHARACTER = new String[128];
+
+    static {
+        for (char c = 0; c < 128; c++) {
+            ONE_CHARACTER[c] = String.valueOf(c);
+        }
     }
 
     private Map<Integer, List<Integer>> groups(List<String> keys) {

@@ -193,9 +193,12 @@ local function epoch(key, now)
   return e
 end
 
+-- Free text as a reply carries it: without \30, which joins a call's replies.
+local function plain(t) return (string.gsub(t, '\30', ' ')) end
+
 local function claimed_reply(r, suspect, fresh)
   return 'C:' .. d(r.f) .. ':' .. d(r.a + (r.u == '1' and 1 or 0)) .. ':' .. d(r.n) .. ':'
-    .. (suspect and '1' or '0') .. ':' .. (fresh and '1' or '0') .. ':' .. r.ff .. ':' .. r.e .. SEP .. r.z
+    .. (suspect and '1' or '0') .. ':' .. (fresh and '1' or '0') .. ':' .. r.ff .. ':' .. plain(r.e) .. SEP .. plain(r.z)
 end
 
 -- claim: KEYS the records, then the epoch key of their slot, then a new batch record. ARGV owner,
@@ -208,6 +211,8 @@ end
 -- 'C:<fence>:<attempt>:<failures>:<abandoned>:<fresh>:<ff>:<error>\31<dead-letter reason>', or the
 -- same with 'c' for a fresh key claimed compact, in the batch record: the call's first such key
 -- only; the others, whose reply would be the same, get 'c' alone (one byte instead of about 25).
+-- A call of several keys returns one string, the keys' replies joined by \30 (each reply of a list
+-- costs the client a string for its length); a reply's free text never holds \30.
 -- claim1: one key alone, KEYS its record only, the same ARGV (batch id '') then the name of its slot's
 -- epoch key. For a slot being migrated: a call naming several keys there, some missing, gets TRYAGAIN
 -- for the whole migration, while one key is served (or redirected) as it is. The epoch is read, never
@@ -298,7 +303,7 @@ if op == 'claim' or op == 'claim1' then
           r.o, r.l = owner, now + lease
           keep(key, r)
           pcall(redis.call, 'ZADD', PENDING, 'NX', now, key)
-          out[i] = 'K:' .. d(r.a) .. ':' .. d(r.f) .. ':' .. r.e .. SEP .. r.z
+          out[i] = 'K:' .. d(r.a) .. ':' .. d(r.f) .. ':' .. plain(r.e) .. SEP .. plain(r.z)
         elseif r.cs == 'pending' then
           -- Another owner runs the compensation: come back when its lease ends, in case it dies.
           out[i] = 'B:' .. d(r.l - now)
@@ -337,7 +342,8 @@ if op == 'claim' or op == 'claim1' then
     end
   end
   if batch == 'compact' and not used then redis.call('DEL', batch_key) end
-  return out
+  if n == 1 then return out end
+  return {table.concat(out, '\30')}
 end
 
 -- count: ARGV owner, lease ms. Counts an uncounted claim's attempt before its handler runs, and

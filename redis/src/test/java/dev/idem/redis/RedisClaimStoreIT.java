@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.spi.Claim;
 import dev.idem.core.spi.ClaimRequest;
 import dev.idem.core.spi.ClaimStore;
 import dev.idem.core.spi.ClaimStoreContract;
@@ -61,6 +62,29 @@ class RedisClaimStoreIT extends ClaimStoreContract {
 
         assertThat(redisson.<String>getBucket(store.redisKey(key), StringCodec.INSTANCE).get()).isEqualTo("D");
         assertThat(redisson.getBucket(store.redisKey(key)).remainTimeToLive()).isGreaterThan(Duration.ofDays(6).toMillis());
+    }
+
+    /**
+     * A call's replies come back joined in one string by \30: a record whose error text holds one
+     * (written before replies were joined, or by hand) still answers its own key and leaves the
+     * others of the call theirs.
+     */
+    @Test
+    void anErrorTextHoldingTheRepliesJoinerAnswersItsOwnKeyInACallOfSeveral() {
+        RedisClaimStore store = (RedisClaimStore) newStore(Duration.ofDays(7));
+        IdempotencyKey failed = new IdempotencyKey("inventory", "orders", "order-1");
+        redisson.<String>getBucket(store.redisKey(failed), StringCodec.INSTANCE)
+                .set("F||0|5|1|1|0|1700000000000|\u001fboom\u001ehere\u001f\u001f", Duration.ofMinutes(5));
+        List<IdempotencyKey> keys = List.of(failed, new IdempotencyKey("inventory", "orders", "order-2"),
+                new IdempotencyKey("inventory", "orders", "order-3"));
+
+        List<Claim> claims = store.claim(keys.stream().map(k -> new ClaimRequest(k, 1)).toList(), "a",
+                Duration.ofSeconds(30));
+
+        assertThat(claims).hasSize(3).allMatch(Claim.Claimed.class::isInstance);
+        assertThat(((Claim.Claimed) claims.get(0)).lastError()).contains("boom here");
+        assertThat(((Claim.Claimed) claims.get(0)).failures()).isEqualTo(1);
+        assertThat(claims.subList(1, 3)).allMatch(c -> ((Claim.Claimed) c).fresh());
     }
 
     /**
