@@ -22,9 +22,12 @@ final class ClaimRecords {
     private ClaimRecords() {
     }
 
-    /** Free text as it may be stored: without the record's separator. */
+    /**
+     * Free text as it may be stored: without the record's separator, nor the one that joins a call's
+     * replies ({@link RedisScripts#JOINED}), so that what is stored is what a claim answers.
+     */
     static String text(String text) {
-        return text == null ? "" : text.replace(TEXT_SEPARATOR, ' ');
+        return text == null ? "" : text.replace(TEXT_SEPARATOR, ' ').replace(RedisScripts.JOINED, ' ');
     }
 
     /** The same answer for another key. */
