@@ -70,11 +70,13 @@ public final class Benchmarks {
                         "the outbox needs a database: " + probe.reason()));
                 outbox = new OutboxBench(kafka, postgres, plan).run();
             }
+            CoreCostBench.Figures core = plan.runs("core") ? new CoreCostBench(redisson, plan).run() : null;
             MemoryBench.Memory memory = new MemoryBench(redisson).run(10_000, 200);
             MemoryBench.Scale scale = new MemoryBench(redisson).atScale(plan.quick() ? 100_000 : 1_000_000);
 
             Report report = new Report(plan, results, latencies, memory, scale, phases);
-            String markdown = report.markdown() + (outbox == null ? "" : OutboxBench.markdown(outbox));
+            String markdown = report.markdown() + (outbox == null ? "" : OutboxBench.markdown(outbox))
+                    + (core == null ? "" : CoreCostBench.markdown(core));
             System.out.println(markdown);
             Path dir = Files.createDirectories(Path.of("results"));
             String name = plan.quick() || plan.only() != null ? "partial" : "latest";

@@ -11,7 +11,8 @@ import java.time.Duration;
  *
  * @param quick            a short run for development ({@code --quick}); not for the results file
  * @param only             {@code kafka}, {@code rocketmq}, {@code share}, {@code pg}, {@code speeds} (handlers of
- *                         several speeds) or {@code memory} to run one part only ({@code --only=kafka},
+ *                         several speeds), {@code memory} or {@code core} (Idem without a broker) to run one
+ *                         part only ({@code --only=kafka},
  *                         development), or null for all
  * @param kafkaMessages    records on the Kafka topic
  * @param rocketMqMessages messages on the RocketMQ topic
@@ -45,7 +46,8 @@ record Plan(boolean quick, String only, int kafkaMessages, int rocketMqMessages,
 
     /**
      * From the command line: nothing for the full run, {@code --quick}, {@code --only=kafka|rocketmq|share|pg|remote|outbox},
-     * or {@code --only=memory} (Redis memory per done key alone), and {@code --passes=N}.
+     * {@code --only=memory} (Redis memory per done key alone) or {@code --only=core} (Idem without a
+     * broker), and {@code --passes=N}.
      */
     static Plan of(String[] args) {
         Plan plan = full();
@@ -60,7 +62,7 @@ record Plan(boolean quick, String only, int kafkaMessages, int rocketMqMessages,
                         quick.limit(), quick.warmUp(), quick.rounds(), quick.steady(), quick.steadyRate(), quick.passes());
             } else if (arg.equals("--only=kafka") || arg.equals("--only=rocketmq") || arg.equals("--only=share")
                     || arg.equals("--only=pg") || arg.equals("--only=memory") || arg.equals("--only=remote")
-                    || arg.equals("--only=outbox") || arg.equals("--only=speeds")) {
+                    || arg.equals("--only=outbox") || arg.equals("--only=speeds") || arg.equals("--only=core")) {
                 plan = new Plan(plan.quick(), arg.substring("--only=".length()), plan.kafkaMessages(),
                         plan.rocketMqMessages(), plan.shareMessages(), plan.pgOrders(), plan.limit(), plan.warmUp(), plan.rounds(),
                         plan.steady(), plan.steadyRate(), plan.passes());
@@ -70,7 +72,7 @@ record Plan(boolean quick, String only, int kafkaMessages, int rocketMqMessages,
                         plan.steadyRate(), Integer.parseInt(arg.substring("--passes=".length())));
             } else {
                 throw new IllegalArgumentException("bench.args: unknown argument '" + arg
-                        + "'; expected --quick, --passes=1-9 or --only=kafka|rocketmq|share|pg|memory|remote|outbox|speeds");
+                        + "'; expected --quick, --passes=1-9 or --only=kafka|rocketmq|share|pg|memory|remote|outbox|speeds|core");
             }
         }
         return plan;
