@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -87,7 +88,11 @@ final class PgBench {
                 kafka.createTopic(topic, Orders.PARTITIONS);
                 orders.produce(topic, copies);
                 int messages = plan.pgOrders() * copies;
-                results.addAll(Rounds.run(copies == 1 ? "pg" : "pg-x3", plan, probe, List.of("raw", "idem", "camel", "naive"),
+                // With copies, Idem also as two consumers of the group, whose partitions the copies of an
+                // order span (Orders: copy c on partition i + c): copies meet keys held by the other replica.
+                List<String> variants = copies == 1 ? List.of("raw", "idem", "camel", "naive")
+                        : List.of("raw", "idem", "idem-2", "camel", "naive");
+                results.addAll(Rounds.run(copies == 1 ? "pg" : "pg-x3", plan, probe, variants,
                         (variant, group, limit) -> run(stock, topic, messages, deducted, variant, group, limit)));
             }
         }
@@ -111,7 +116,8 @@ final class PgBench {
             measured = switch (variant) {
                 case "raw" -> withPollLoop(topic, group, consumed, order -> stock.deductOnce(pool, order));
                 case "naive" -> withPollLoop(topic, group, consumed, order -> naive(stock, pool, group, order));
-                case "idem" -> withIdem(topic, group, consumed, stock, pool);
+                case "idem" -> withIdem(topic, group, consumed, stock, pool, 1);
+                case "idem-2" -> withIdem(topic, group, consumed, stock, pool, 2);
                 case "camel" -> CamelPeer.consumeOrders(kafka.bootstrapServers(), topic, group, pool, WORKERS, consumed.meter(),
                         order -> {
                             try (Connection connection = pool.getConnection()) {
@@ -240,41 +246,56 @@ final class PgBench {
     }
 
     /** Idem as users build it: the ledger's processor, the update in the ledger's transaction. */
-    private Meter.Measured withIdem(String topic, String group, Consumed consumed, Stock stock, DataSource pool)
-            throws Exception {
+    /**
+     * Idem + ledger as {@code replicas} consumers of the group, each with its own claim store and
+     * processor (as replicas in processes of their own), the workers shared out between them.
+     */
+    private Meter.Measured withIdem(String topic, String group, Consumed consumed, Stock stock, DataSource pool,
+                                    int replicas) throws Exception {
         Meter meter = consumed.meter();
         Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
         JdbcEffectLedger ledger = stock.ledger(pool);
-        IdempotentProcessor.Builder<Stock.Order> processor = ledger.<Stock.Order>processor((delivery, tx) -> {
-                    meter.arrived();
-                    stock.deduct(tx, delivery.payload());
-                })
-                .codec(PayloadCodec.json(Stock.Order.class))
-                .keys(KeySource.payload(order -> order.orderId() + ":deduct"))
-                .claims(RedisClaimStore.builder(redisson).keyPrefix("bench:" + group + ":").build())
-                .deadLetters(letter -> {
-                    throw new IllegalStateException("no dead letters expected: " + letter);
-                })
-                .onOutcome(outcome -> {
-                    outcomes.computeIfAbsent(outcome.getClass().getSimpleName(), name -> new LongAdder()).increment();
-                    if (outcome.disposition().acknowledges()) {
-                        meter.handled(1);
-                    }
-                })
-                .meterRegistry(new SimpleMeterRegistry());
-        try (IdemKafkaConsumer<Stock.Order> consumer = IdemKafkaConsumer.builder(consumerConfig(group), processor)
-                .topics(topic).concurrency(WORKERS).build()) {
-            consumer.start();
-            long waiting = System.nanoTime();
-            while (consumer.state() != ConsumerState.RUNNING) {
-                if (System.nanoTime() - waiting > Duration.ofSeconds(60).toNanos()) {
-                    throw new IllegalStateException("Idem's consumer did not join its group", consumer.failure());
-                }
-                Thread.sleep(10);
+        List<IdemKafkaConsumer<Stock.Order>> consumers = new ArrayList<>();
+        try {
+            for (int replica = 0; replica < replicas; replica++) {
+                IdempotentProcessor.Builder<Stock.Order> processor = ledger.<Stock.Order>processor((delivery, tx) -> {
+                            meter.arrived();
+                            stock.deduct(tx, delivery.payload());
+                        })
+                        .codec(PayloadCodec.json(Stock.Order.class))
+                        .keys(KeySource.payload(order -> order.orderId() + ":deduct"))
+                        .claims(RedisClaimStore.builder(redisson).keyPrefix("bench:" + group + ":").build())
+                        .deadLetters(letter -> {
+                            throw new IllegalStateException("no dead letters expected: " + letter);
+                        })
+                        .onOutcome(outcome -> {
+                            outcomes.computeIfAbsent(outcome.getClass().getSimpleName(), name -> new LongAdder()).increment();
+                            if (outcome.disposition().acknowledges()) {
+                                meter.handled(1);
+                            }
+                        })
+                        .meterRegistry(new SimpleMeterRegistry());
+                consumers.add(IdemKafkaConsumer.builder(consumerConfig(group), processor)
+                        .topics(topic).concurrency(WORKERS / replicas).build());
             }
-            Meter.Measured measured = consumed.await(consumer::failure);
-            LOG.info("pg idem outcomes: {}", new TreeMap<>(outcomes));
+            consumers.forEach(IdemKafkaConsumer::start);
+            long waiting = System.nanoTime();
+            for (IdemKafkaConsumer<Stock.Order> consumer : consumers) {
+                while (consumer.state() != ConsumerState.RUNNING) {
+                    if (System.nanoTime() - waiting > Duration.ofSeconds(60).toNanos()) {
+                        throw new IllegalStateException("Idem's consumer did not join its group", consumer.failure());
+                    }
+                    Thread.sleep(10);
+                }
+            }
+            Meter.Measured measured = consumed.await(() -> consumers.stream().map(IdemKafkaConsumer::failure)
+                    .filter(Objects::nonNull).findFirst().orElse(null));
+            LOG.info("pg idem ({} consumer(s)) outcomes: {}", replicas, new TreeMap<>(outcomes));
             return measured;
+        } finally {
+            for (IdemKafkaConsumer<Stock.Order> consumer : consumers) {
+                consumer.close();
+            }
         }
     }
 

@@ -20,7 +20,8 @@ final class Rounds {
     static final List<String> VARIANTS = List.of("raw", "idem", "naive");
     // The requests each variant sends to Redis (the claim script; the naive wrapper's SETs).
     private static final Map<String, Set<String>> REQUESTS = Map.of("raw", Set.of(), "idem", Set.of("evalsha", "eval"),
-            "idem-traced", Set.of("evalsha", "eval"), "camel", Set.of("set"), "naive", Set.of("set"));
+            "idem-2", Set.of("evalsha", "eval"), "idem-traced", Set.of("evalsha", "eval"), "camel", Set.of("set"),
+            "naive", Set.of("set"));
 
     /** Runs one variant on a new group until it has every message or {@code limit} passed. */
     interface Variant {
