@@ -8,8 +8,12 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntPredicate;
+import java.util.function.IntSupplier;
 import org.junit.jupiter.api.Assumptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -75,8 +79,7 @@ public final class LocalRedisCluster implements AutoCloseable {
         LocalRedisCluster cluster = new LocalRedisCluster(processes, ports);
         try {
             Path dir = Files.createTempDirectory(Files.createDirectories(workDir), "cluster-");
-            for (int i = 0; i < masters; i++) {
-                int port = clusterPort();
+            for (int port : clusterPorts(masters, Ports::free, Ports::isFree)) {
                 ports.add(port);
                 processes.add(new ProcessBuilder("redis-server", "--port", Integer.toString(port),
                         "--bind", "127.0.0.1", "--cluster-enabled", "yes",
@@ -249,14 +252,27 @@ public final class LocalRedisCluster implements AutoCloseable {
         Resp.stop(processes);
     }
 
-    private static int clusterPort() {
-        for (int i = 0; i < 100; i++) {
-            int port = Ports.free();
-            if (port < MAX_PORT && Ports.isFree(port + 10_000)) {
-                return port;
+    /**
+     * Ports for {@code masters} nodes, each with its cluster bus port (port + 10000) free too, and no
+     * node's port or bus port another's: the nodes start one after another, so a port chosen for one
+     * is not bound yet when the next is chosen (a node once got the port that was another's bus port,
+     * and that one aborted: "Failed listening on port ... (cluster)").
+     */
+    static List<Integer> clusterPorts(int masters, IntSupplier free, IntPredicate isFree) {
+        List<Integer> ports = new ArrayList<>();
+        Set<Integer> taken = new HashSet<>();
+        for (int attempt = 0; ports.size() < masters; attempt++) {
+            if (attempt == 100 * masters) {
+                throw new IllegalStateException("no free loopback port pair for a cluster node");
+            }
+            int port = free.getAsInt();
+            if (port < MAX_PORT && isFree.test(port + 10_000) && !taken.contains(port) && !taken.contains(port + 10_000)) {
+                ports.add(port);
+                taken.add(port);
+                taken.add(port + 10_000);
             }
         }
-        throw new IllegalStateException("no free loopback port pair for a cluster node");
+        return ports;
     }
 
     private static void awaitReply(int port, String expected, String... command) {
