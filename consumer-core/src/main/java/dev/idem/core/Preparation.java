@@ -24,7 +24,6 @@ final class Preparation<T> {
 
     /** Decodes the payload and finds the key; never throws: a defect travels with the message. */
     Prepared<T> prepare(Envelope envelope) {
-        IdempotencyKey fallback = new IdempotencyKey(group, envelope.topic(), envelope.messageId());
         T payload = null;
         String defect = null;
         Throwable cause = null;
@@ -41,6 +40,7 @@ final class Preparation<T> {
         try {
             key = keys.keyOf(envelope, payload);
         } catch (RuntimeException e) {
+            IdempotencyKey fallback = fallback(envelope);
             // A payload key function given no payload (undecodable body) finds no key: the decode
             // failure is the reason then. Otherwise the key function's own failure is.
             return defect != null ? new Prepared<>(envelope, fallback, null, defect, cause)
@@ -48,12 +48,17 @@ final class Preparation<T> {
                     + Failures.describe(e), e);
         }
         if (key == null || key.isBlank()) {
-            return new Prepared<>(envelope, fallback, null, defect != null ? defect : "no idempotency key", cause);
+            return new Prepared<>(envelope, fallback(envelope), null, defect != null ? defect : "no idempotency key", cause);
         }
         if (key.length() > IdempotencyKey.MAX_VALUE_LENGTH) {
-            return new Prepared<>(envelope, fallback, null, "idempotency key longer than "
+            return new Prepared<>(envelope, fallback(envelope), null, "idempotency key longer than "
                     + IdempotencyKey.MAX_VALUE_LENGTH + " characters (" + key.length() + ")", cause);
         }
         return new Prepared<>(envelope, new IdempotencyKey(group, envelope.topic(), key), payload, defect, cause);
+    }
+
+    /** The key of a message without a usable one of its own: its broker id, unique per message. */
+    private IdempotencyKey fallback(Envelope envelope) {
+        return new IdempotencyKey(group, envelope.topic(), envelope.messageId());
     }
 }

@@ -18,7 +18,6 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.slf4j.MDC;
 
 /**
  * Idem's fixed order, the whole of it, top to bottom (docs/design.md, "The processing order"):
@@ -160,15 +159,12 @@ final class Protocol<T> implements AutoCloseable {
         // If the process cannot go on (an out-of-memory error escapes), the key is left as after a crash.
         Claim claim = null;
         Outcome outcome = null;
-        MDC.put("idem.key", key.value());
-        MDC.put("idem.topic", key.topic());
+        RunLogContext.enter(key);
         try {
             claim = claimStep.claimOf(round, item);
             outcome = settle(round, item, claim);
         } finally {
-            MDC.remove("idem.key");
-            MDC.remove("idem.topic");
-            MDC.remove("idem.attempt");
+            RunLogContext.leave();
             completions.stopped(round);
             round.settle(key, outcome);
         }
@@ -188,7 +184,7 @@ final class Protocol<T> implements AutoCloseable {
         if (!(claim instanceof Claim.Claimed claimed)) {
             return answered(round, item, claim);
         }
-        MDC.put("idem.attempt", Integer.toString(claimed.attempt()));
+        RunLogContext.attempt(claimed.attempt());
         tracing.current().attribute("idem.attempt", claimed.attempt()).attribute("idem.fence", claimed.fence())
                 .event("idem.claimed", "idem.claim", claimed.abandoned() ? "taken over" : claimed.fresh() ? "new" : "again");
         Attempt<T> a = new Attempt<>(round, item, claimed);

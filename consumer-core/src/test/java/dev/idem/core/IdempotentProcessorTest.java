@@ -146,7 +146,8 @@ class IdempotentProcessorTest extends ProcessorFixture {
     @Test
     void theHandlerRunsWithTheKeyInTheLoggingContextAndThroughTheInterceptor() {
         List<String> seen = new CopyOnWriteArrayList<>();
-        IdempotentProcessor<String> processor = builder(d -> seen.add("handler " + MDC.get("idem.key")))
+        IdempotentProcessor<String> processor = builder(d -> seen.add("handler " + MDC.get("idem.key") + " "
+                + MDC.get("idem.topic") + " attempt " + MDC.get("idem.attempt")))
                 .interceptor((delivery, proceed) -> {
                     seen.add("before attempt " + delivery.attempt());
                     proceed.proceed();
@@ -155,8 +156,10 @@ class IdempotentProcessorTest extends ProcessorFixture {
 
         processor.process(envelope("order-1"));
 
-        assertThat(seen).containsExactly("before attempt 1", "handler order-1", "after");
+        assertThat(seen).containsExactly("before attempt 1", "handler order-1 orders attempt 1", "after");
         assertThat(MDC.get("idem.key")).isNull();
+        assertThat(MDC.get("idem.topic")).isNull();
+        assertThat(MDC.get("idem.attempt")).isNull();
     }
 
     @Test

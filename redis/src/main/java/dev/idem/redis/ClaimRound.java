@@ -129,7 +129,7 @@ final class ClaimRound {
             String reply = (String) replies.get(i);
             if (reply.startsWith("c")) {
                 int slot = keys.slotOf(names.get(i));
-                compactBySlot.computeIfAbsent(slot, s -> new HashMap<>()).putIfAbsent(requests.get(i).key(), places[i]);
+                compactBySlot.computeIfAbsent(slot, s -> new HashMap<>()).putIfAbsent(requests.get(i).key(), CompactClaims.place(places[i]));
                 String claimed = reply.length() > 1 ? "C" + reply.substring(1) : compactReply.get(slot);
                 if (claimed == null || places[i] < 0) {
                     throw new ClaimStoreException("unexpected compact claim reply '" + reply + "' for " + names.get(i)

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 /**
  * What a store knows of the compact claims it wrote (decisions 0033, 0058): per batch record, its
@@ -30,22 +31,30 @@ final class CompactClaims<K> {
     /** The most keys one batch record holds: a place is two base-62 digits. */
     static final int MAX_PLACES = 62 * 62;
     private static final String DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    // Every place boxed once: a batch of 500 boxed most of its places anew per claim.
+    private static final Integer[] PLACES = IntStream.range(0, MAX_PLACES).boxed().toArray(Integer[]::new);
 
     private static final class Batch<K> {
         final String record;
         final String owner;
         // Keys still compact in Redis, with their places.
-        final Map<K, Integer> compact = new HashMap<>();
+        final Map<K, Integer> compact;
         // Of those, the ones whose completion by their place was sent (a retry sends it again).
         final Set<K> done = new HashSet<>();
         // Redis refused to mark places or renew by the record (a key taken over or reset, the record
         // lost or too old): the rest go one by one, as the record would be refused again.
         boolean refused;
 
-        Batch(String record, String owner) {
+        Batch(String record, String owner, Map<K, Integer> compact) {
             this.record = record;
             this.owner = owner;
+            this.compact = compact;
         }
+    }
+
+    /** A place, boxed once for every batch. */
+    static Integer place(int place) {
+        return place >= 0 && place < MAX_PLACES ? PLACES[place] : Integer.valueOf(place);
     }
 
     private final Map<K, Batch<K>> byKey = new HashMap<>();
@@ -71,15 +80,20 @@ final class CompactClaims<K> {
                    List<K> single, Map<K, String> ownCompact) {
     }
 
-    /** Keys Redis answered as claimed compact, under {@code record}, by {@code owner}, with their places. */
+    /**
+     * Keys Redis answered as claimed compact, under {@code record}, by {@code owner}, with their
+     * places. A {@link HashMap} (or subclass) given here becomes the batch's own and is changed
+     * here from then on: the caller hands it over and must not use it after; any other map is copied.
+     */
     synchronized void claimed(String record, String owner, Map<K, Integer> places) {
         if (places.isEmpty()) {
             return;
         }
-        Batch<K> batch = new Batch<>(record, owner);
-        places.forEach((key, place) -> {
+        // A HashMap handed over is the batch's own from now on (the claim builds one per batch for
+        // this): copying it showed in allocation profiles. Another map is copied.
+        Batch<K> batch = new Batch<>(record, owner, places instanceof HashMap<K, Integer> own ? own : new HashMap<>(places));
+        batch.compact.keySet().forEach(key -> {
             forget(key);
-            batch.compact.put(key, place);
             byKey.put(key, batch);
         });
         batches.put(record, batch);
@@ -123,7 +137,7 @@ final class CompactClaims<K> {
             if (batch == null || !batch.owner.equals(owner)) {
                 single.add(key);
             } else {
-                mine.computeIfAbsent(batch, b -> new HashSet<>()).add(key);
+                mine.computeIfAbsent(batch, b -> new HashSet<>(Math.min(keys.size(), b.compact.size()) * 4 / 3 + 1)).add(key);
             }
         }
         Map<String, Map<K, Integer>> whole = new LinkedHashMap<>();
@@ -137,9 +151,14 @@ final class CompactClaims<K> {
                 });
                 return;
             }
-            batch.done.addAll(covered);
-            // Every key in done is one of the batch's compact keys: as many means all.
-            if (batch.done.size() == batch.compact.size()) {
+            // Every key covered or done is one of the batch's compact keys (byKey names a key's batch
+            // only while the key is in it): as many means all. The usual batch, completed at once,
+            // needs no done set.
+            boolean all = batch.done.isEmpty() && covered.size() == batch.compact.size();
+            if (!all) {
+                batch.done.addAll(covered);
+            }
+            if (all || batch.done.size() == batch.compact.size()) {
                 // The batch is forgotten here at once: its map goes with the plan, not a copy of it.
                 whole.put(batch.record, Collections.unmodifiableMap(batch.compact));
                 batch.compact.keySet().forEach(byKey::remove);
