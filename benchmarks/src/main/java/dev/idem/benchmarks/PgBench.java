@@ -245,9 +245,9 @@ final class PgBench {
         }
     }
 
-    /** Idem as users build it: the ledger's processor, the update in the ledger's transaction. */
     /**
-     * Idem + ledger as {@code replicas} consumers of the group, each with its own claim store and
+     * Idem as users build it (the ledger's processor, the update in the ledger's transaction), as
+     * {@code replicas} consumers of the group, each with its own claim store and
      * processor (as replicas in processes of their own), the workers shared out between them.
      */
     private Meter.Measured withIdem(String topic, String group, Consumed consumed, Stock stock, DataSource pool,

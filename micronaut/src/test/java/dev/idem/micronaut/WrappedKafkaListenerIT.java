@@ -17,10 +17,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -28,6 +27,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
@@ -104,11 +104,6 @@ class WrappedKafkaListenerIT {
     }
 
     /**
-     * The application stops while a wrapped record runs: micronaut-kafka lets the handler finish,
-     * and Idem's processor, dead-letter producer and Redis client must still be open then, so its
-     * completion is recorded (the key reads Done, and no copy runs it again in Redis-only mode).
-     */
-    /**
      * The wait for the listener's two threads (above) starts before they joined: a group no member has
      * joined yet has no members, rather than failing the wait (the broker answers GroupIdNotFoundException;
      * CI failed on it once, the listener joining later than the wait's first look).
@@ -118,6 +113,11 @@ class WrappedKafkaListenerIT {
         assertThat(partitionsPerMember(kafka, names.group())).isEmpty();
     }
 
+    /**
+     * The application stops while a wrapped record runs: micronaut-kafka lets the handler finish,
+     * and Idem's processor, dead-letter producer and Redis client must still be open then, so its
+     * completion is recorded (the key reads Done, and no copy runs it again in Redis-only mode).
+     */
     @Test
     void aRecordRunningWhenTheApplicationStopsIsCompletedInRedis(KafkaBroker kafka, RedisEndpoint redis,
                                                                   TestNames names) throws Exception {
