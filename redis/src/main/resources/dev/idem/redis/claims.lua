@@ -23,8 +23,8 @@
 --    be claimed before this time: a failing publish backs off per key, whatever the copies.
 -- On X, owner and lease end hold the compensation while it runs (compensation 'pending').
 -- Free text comes after \31. Times come from Redis TIME. Numbers are written with %d: Lua's
--- default format loses digits. A value under the prefix that is not a record is answered per key
--- ('?'), never by failing the whole batch.
+-- default format loses digits. A value under the prefix that is not a record, or a key of another
+-- type, is answered per key ('?'), never by failing the whole batch.
 -- A compact key is rewritten as a full record by any change but a completion by its owner (of its
 -- whole batch, or of its place); docs/decisions/0033 says why a batch record never covers a key still
 -- running, 0058 why a place marked stands only for a key its owner finished.
@@ -120,6 +120,16 @@ end
 -- record: its batch record may be on its way to this node (a slot migration). Elsewhere it was lost
 -- (evicted, deleted), and the key reads as lost with it, as a full record evicted would
 -- (docs/decisions/0039).
+-- A key of another type under the prefix (a hash another application wrote there) makes GET and SET
+-- raise WRONGTYPE, which would fail every key of the call: such a key reads as not understood ('?')
+-- instead, and is left as it is. Any other error is raised again.
+local WRONG_TYPE = {}
+local function wrong_type(e)
+  local message = type(e) == 'table' and e.err or tostring(e)
+  if message and string.find(message, 'WRONGTYPE', 1, true) then return WRONG_TYPE end
+  error(e)
+end
+
 -- A batch record, false when this node does not hold it, or nil when it cannot tell: during a cluster
 -- resharding, reading a key this node no longer holds raises an error, and a script's writes made
 -- before an error stay. Read with pcall, so no script fails after it wrote.
@@ -133,7 +143,11 @@ end
 -- batch records this call has read, by id, kept by the claim op only (a claim of copies whose keys
 -- share a few batch records reads each once); the claim op drops one from there when it writes it.
 local function load(key, v, records)
-  v = v or redis.call('GET', key)
+  if not v then
+    local ok, got = pcall(redis.call, 'GET', key)
+    if ok then v = got else v = wrong_type(got) end
+  end
+  if v == WRONG_TYPE then return {s = '?'} end
   if not v or v == RESET then return nil end
   local id, p = compact_ref(v)
   if not id then return decode(v) end
@@ -223,7 +237,8 @@ local NX_GET = (redis.REDIS_VERSION_NUM or 0) >= 0x070000
 -- SET NX: whether it wrote the key, and the value it found instead when the server says (else nil).
 local function set_nx(key, value, px)
   if NX_GET then
-    local found = redis.call('SET', key, value, 'PX', px, 'NX', 'GET')
+    local ok, found = pcall(redis.call, 'SET', key, value, 'PX', px, 'NX', 'GET')
+    if not ok then return false, wrong_type(found) end
     if found then return false, found end
     return true, nil
   end

@@ -14,6 +14,7 @@ import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.RedisEndpoint;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -85,6 +86,34 @@ class RedisClaimStoreIT extends ClaimStoreContract {
         assertThat(((Claim.Claimed) claims.get(0)).lastError()).contains("boom here");
         assertThat(((Claim.Claimed) claims.get(0)).failures()).isEqualTo(1);
         assertThat(claims.subList(1, 3)).allMatch(c -> ((Claim.Claimed) c).fresh());
+    }
+
+    /**
+     * A key under the prefix that holds another type (a hash another application wrote there) answers
+     * its own message as unreadable, whether the claim tries it fresh or reads it as a redelivery,
+     * alone or in a call of several; the other keys of the call are claimed, and the hash is left as
+     * it was.
+     */
+    @Test
+    void aKeyHoldingAnotherTypeIsUnreadableAndTheOtherKeysOfItsCallAreClaimed() {
+        RedisClaimStore store = (RedisClaimStore) newStore(Duration.ofDays(7));
+        IdempotencyKey foreign = new IdempotencyKey("inventory", "orders", "order-1");
+        redisson.<String, String>getMap(store.redisKey(foreign), StringCodec.INSTANCE).put("owner", "billing");
+
+        for (int floor : new int[] {0, 2}) {
+            List<IdempotencyKey> keys = List.of(foreign, new IdempotencyKey("inventory", "orders", "order-2-" + floor),
+                    new IdempotencyKey("inventory", "orders", "order-3-" + floor));
+            List<Claim> claims = store.claim(keys.stream().map(k -> new ClaimRequest(k, floor)).toList(), "a",
+                    Duration.ofSeconds(30));
+
+            assertThat(claims).as("floor %d", floor).hasSize(3);
+            assertThat(claims.get(0)).isInstanceOf(Claim.Unreadable.class);
+            assertThat(claims.subList(1, 3)).allMatch(Claim.Claimed.class::isInstance);
+            assertThat(store.claim(List.of(new ClaimRequest(foreign, floor)), "b", Duration.ofSeconds(30)))
+                    .singleElement().isInstanceOf(Claim.Unreadable.class);
+        }
+        assertThat(redisson.<String, String>getMap(store.redisKey(foreign), StringCodec.INSTANCE).readAllMap())
+                .isEqualTo(Map.of("owner", "billing"));
     }
 
     /**
