@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.redisson.api.RedissonClient;
@@ -23,8 +22,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Redis commands per message as handlers slow down: {@link IdemKafkaConsumer} (Redis-only, as users
  * build it, partitions one after another) with a handler that takes 0, 2 or 5 ms, counted over a
- * steady window (after the first batches, before the close), so that what one batch costs is
- * measured and not the start or the end. A 500-record poll then runs for 0.1 to 2.5 s: the slower ones
+ * steady window (after the first batches, before the topic runs dry or the close), so that what
+ * one batch costs is measured and not the start or the end. A 500-record poll then runs for 0.1 to 2.5 s: the slower ones
  * complete on the way, every second (the completion timer).
  */
 final class HandlerSpeeds {
@@ -87,11 +86,13 @@ final class HandlerSpeeds {
                 }
                 Thread.sleep(10);
             }
-            TimeUnit.MILLISECONDS.sleep(SETTLE.toMillis());
+            // A handler that does nothing drains the topic within seconds on a fast machine: the window
+            // then starts after a tenth of it at the latest and ends before its last tenth.
+            awaitUntil(System.nanoTime() + SETTLE.toNanos(), meter, RECORDS / 10);
             Map<String, Long> before = probe.commandCalls();
             long handledBefore = meter.handledSoFar();
             long started = System.nanoTime();
-            TimeUnit.MILLISECONDS.sleep(window.toMillis());
+            awaitUntil(started + window.toNanos(), meter, RECORDS - RECORDS / 10);
             Map<String, Long> after = probe.commandCalls();
             long messages = meter.handledSoFar() - handledBefore;
             double seconds = (System.nanoTime() - started) / 1e9;
@@ -105,5 +106,12 @@ final class HandlerSpeeds {
                 result.messages(), String.format("%.1f", result.seconds()),
                 String.format("%.3f", result.commandsPerMessage()));
         return result;
+    }
+
+    /** Sleeps until {@code deadline} (System.nanoTime) or until {@code handled} messages were handled. */
+    private static void awaitUntil(long deadline, Meter meter, long handled) throws InterruptedException {
+        while (System.nanoTime() < deadline && meter.handledSoFar() < handled) {
+            Thread.sleep(5);
+        }
     }
 }
