@@ -1,4 +1,4 @@
-package dev.idem.kafka;
+package dev.idem.kafka.kill;
 
 import dev.idem.core.KeySource;
 import dev.idem.core.Outcome;
@@ -7,6 +7,8 @@ import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.LedgerFixture;
 import dev.idem.core.outbox.JdbcOutbox;
 import dev.idem.core.outbox.OutboxMessage;
+import dev.idem.kafka.IdemKafkaConsumer;
+import dev.idem.kafka.KafkaOutboxPublisher;
 import dev.idem.redis.RedisClaimStore;
 import java.sql.PreparedStatement;
 import java.time.Duration;

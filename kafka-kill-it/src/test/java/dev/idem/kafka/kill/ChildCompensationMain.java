@@ -1,4 +1,4 @@
-package dev.idem.kafka;
+package dev.idem.kafka.kill;
 
 import dev.idem.core.Compensation;
 import dev.idem.core.DeadLetter;
@@ -9,6 +9,7 @@ import dev.idem.core.NonRetryableException;
 import dev.idem.core.PayloadCodec;
 import dev.idem.core.jdbc.JdbcEffectLedger;
 import dev.idem.core.jdbc.LedgerFixture;
+import dev.idem.kafka.IdemKafkaConsumer;
 import dev.idem.redis.RedisClaimStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.idem.kafka;
+package dev.idem.kafka.kill;
 
 import dev.idem.core.KeySource;
 import dev.idem.core.Outcome;
@@ -9,6 +9,8 @@ import dev.idem.core.outbox.JdbcOutbox;
 import dev.idem.core.outbox.OutboxMessage;
 import dev.idem.core.outbox.OutboxPublisher;
 import dev.idem.core.outbox.OutboxRelay;
+import dev.idem.kafka.IdemKafkaConsumer;
+import dev.idem.kafka.KafkaOutboxPublisher;
 import dev.idem.redis.RedisClaimStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.idem.kafka;
+package dev.idem.kafka.kill;
 
 import dev.idem.core.spi.CompensationOutcome;
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-package dev.idem.kafka;
+package dev.idem.kafka.kill;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -10,6 +10,8 @@ import dev.idem.core.jdbc.LedgerFixture;
 import dev.idem.core.outbox.JdbcOutbox;
 import dev.idem.core.outbox.OutboxHeaders;
 import dev.idem.core.outbox.OutboxRelay;
+import dev.idem.kafka.IdemKafkaConsumer;
+import dev.idem.kafka.KafkaOutboxPublisher;
 import dev.idem.redis.Guards;
 import dev.idem.redis.TestRedisson;
 import dev.idem.testkit.IdemTestKit;

@@ -1,4 +1,4 @@
-package dev.idem.kafka;
+package dev.idem.kafka.kill;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
