@@ -24,7 +24,7 @@
 -- On X, owner and lease end hold the compensation while it runs (compensation 'pending').
 -- Free text comes after \31. Times come from Redis TIME. Numbers are written with %d: Lua's
 -- default format loses digits. A value under the prefix that is not a record, or a key of another
--- type, is answered per key ('?'), never by failing the whole batch.
+-- type, is answered per key (a claim's '?', a completion's 0), never by failing the whole call.
 -- A compact key is rewritten as a full record by any change but a completion by its owner (of its
 -- whole batch, or of its place); docs/decisions/0033 says why a batch record never covers a key still
 -- running, 0058 why a place marked stands only for a key its owner finished.
@@ -120,14 +120,20 @@ end
 -- record: its batch record may be on its way to this node (a slot migration). Elsewhere it was lost
 -- (evicted, deleted), and the key reads as lost with it, as a full record evicted would
 -- (docs/decisions/0039).
--- A key of another type under the prefix (a hash another application wrote there) makes GET and SET
--- raise WRONGTYPE, which would fail every key of the call: such a key reads as not understood ('?')
--- instead, and is left as it is. Any other error is raised again.
+-- A key of another type under the prefix (a hash another application wrote there) makes a GET, or a
+-- SET that returns what it replaced, raise WRONGTYPE, which would fail every key of the call: such
+-- a key reads as not understood ('?') instead, and is left as it is. redis.pcall answers an error as
+-- a table on every version; any other error is raised again, with its code (OOM, READONLY...).
+local V7 = (redis.REDIS_VERSION_NUM or 0) >= 0x070000
 local WRONG_TYPE = {}
-local function wrong_type(e)
-  local message = type(e) == 'table' and e.err or tostring(e)
-  if message and string.find(message, 'WRONGTYPE', 1, true) then return WRONG_TYPE end
-  error(e)
+local function typed_call(...)
+  local r = redis.pcall(...)
+  if type(r) == 'table' and r.err then
+    if string.find(r.err, 'WRONGTYPE', 1, true) then return WRONG_TYPE end
+    if V7 then error(r) end
+    error(r.err, 0)
+  end
+  return r
 end
 
 -- A batch record, false when this node does not hold it, or nil when it cannot tell: during a cluster
@@ -143,10 +149,7 @@ end
 -- batch records this call has read, by id, kept by the claim op only (a claim of copies whose keys
 -- share a few batch records reads each once); the claim op drops one from there when it writes it.
 local function load(key, v, records)
-  if not v then
-    local ok, got = pcall(redis.call, 'GET', key)
-    if ok then v = got else v = wrong_type(got) end
-  end
+  if not v then v = typed_call('GET', key) end
   if v == WRONG_TYPE then return {s = '?'} end
   if not v or v == RESET then return nil end
   local id, p = compact_ref(v)
@@ -198,8 +201,11 @@ end
 -- The epoch: when this Redis (or this cluster slot) began to keep Idem's records. Created on first
 -- use; a Redis that lost its data starts a new epoch. A message born after the epoch began and
 -- with no record was never claimed, whatever the broker's count says.
+-- An epoch key of another type reads as a loss that has just happened: the broker's count is used.
 local function epoch(key, now)
-  local e = tonumber(redis.call('GET', key))
+  local e = typed_call('GET', key)
+  if e == WRONG_TYPE then return now end
+  e = tonumber(e)
   if not e then
     e = now
     redis.call('SET', key, d(e))
@@ -233,12 +239,11 @@ end
 -- created (it may be on the other node); unknown, a fresh key's broker count is used as after a loss.
 -- Redis 7.0 and newer answer a SET NX with the value it found instead of writing (SET ... NX GET):
 -- a claim of a key that is not fresh (a copy, a redelivery) then costs one command, not two.
-local NX_GET = (redis.REDIS_VERSION_NUM or 0) >= 0x070000
+local NX_GET = V7
 -- SET NX: whether it wrote the key, and the value it found instead when the server says (else nil).
 local function set_nx(key, value, px)
   if NX_GET then
-    local ok, found = pcall(redis.call, 'SET', key, value, 'PX', px, 'NX', 'GET')
-    if not ok then return false, wrong_type(found) end
+    local found = typed_call('SET', key, value, 'PX', px, 'NX', 'GET')
     if found then return false, found end
     return true, nil
   end
@@ -477,32 +482,37 @@ if op == 'complete' then
         if not old then redis.call('DEL', key) else redis.call('SET', key, old, 'KEEPTTL') end
       end
     else
-      local old = redis.call('SET', key, 'D', 'PX', ARGV[3], 'GET')
-      local mine = not old or old == 'D' or string.sub(old, 1, #claimed_by_owner) == claimed_by_owner
-      local id, p = nil, nil
-      if old and old ~= own_compact then id, p = compact_ref(old) end
-      local b = id and batch_record(id)
-      if old and old == own_compact then
-        mine = true
-      elseif id then
-        -- Done already (its batch, or its place), or claimed by this owner.
-        mine = b and (string.sub(b, 1, 2) == 'D|' or string.sub(b, 3, 2 + #owner + 1) == owner .. '|'
-          or (p ~= nil and claimed_batch(b) ~= nil and is_done(select(5, claimed_batch(b)), p)))
-      end
-      if mine then
-        out[i] = old and 1 or 2
-      else
+      local old = typed_call('SET', key, 'D', 'PX', ARGV[3], 'GET')
+      if old == WRONG_TYPE then
+        -- Replaced by a key of another type while it ran: left as it is, not completed.
         out[i] = 0
-        if old == RESET then
-          redis.call('SET', key, old, 'PX', RESET_MS)
-        elseif b then
-          -- Another owner's compact key: back with the time it had left (its batch record's, less the minute).
-          redis.call('SET', key, old, 'PX', d(math.max(1, redis.call('PTTL', BP .. id) - 60000)))
+      else
+        local mine = not old or old == 'D' or string.sub(old, 1, #claimed_by_owner) == claimed_by_owner
+        local id, p = nil, nil
+        if old and old ~= own_compact then id, p = compact_ref(old) end
+        local b = id and batch_record(id)
+        if old and old == own_compact then
+          mine = true
         elseif id then
-          -- A compact key whose batch record is elsewhere: back with the longest time it can have had.
-          redis.call('SET', key, old, 'PX', ARGV[8])
+          -- Done already (its batch, or its place), or claimed by this owner.
+          mine = b and (string.sub(b, 1, 2) == 'D|' or string.sub(b, 3, 2 + #owner + 1) == owner .. '|'
+            or (p ~= nil and claimed_batch(b) ~= nil and is_done(select(5, claimed_batch(b)), p)))
+        end
+        if mine then
+          out[i] = old and 1 or 2
         else
-          redis.call('SET', key, old, 'PX', (string.sub(old, 1, 1) == 'X' or id) and ARGV[3] or ARGV[4])
+          out[i] = 0
+          if old == RESET then
+            redis.call('SET', key, old, 'PX', RESET_MS)
+          elseif b then
+            -- Another owner's compact key: back with the time it had left (its batch record's, less the minute).
+            redis.call('SET', key, old, 'PX', d(math.max(1, redis.call('PTTL', BP .. id) - 60000)))
+          elseif id then
+            -- A compact key whose batch record is elsewhere: back with the longest time it can have had.
+            redis.call('SET', key, old, 'PX', ARGV[8])
+          else
+            redis.call('SET', key, old, 'PX', (string.sub(old, 1, 1) == 'X' or id) and ARGV[3] or ARGV[4])
+          end
         end
       end
     end

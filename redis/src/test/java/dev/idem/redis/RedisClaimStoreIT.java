@@ -13,6 +13,7 @@ import dev.idem.core.spi.ClaimStoreException;
 import dev.idem.testkit.IdemTestKit;
 import dev.idem.testkit.RedisEndpoint;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -113,6 +114,41 @@ class RedisClaimStoreIT extends ClaimStoreContract {
                     .singleElement().isInstanceOf(Claim.Unreadable.class);
         }
         assertThat(redisson.<String, String>getMap(store.redisKey(foreign), StringCodec.INSTANCE).readAllMap())
+                .isEqualTo(Map.of("owner", "billing"));
+    }
+
+    /**
+     * A key replaced by another type while its message ran is not completed and is left as it is; the
+     * other keys of the completion are done. An epoch key of another type reads as a loss that has
+     * just happened: the claim goes on, with the broker's count.
+     */
+    @Test
+    void aCompletionOrAnEpochMeetingAKeyOfAnotherTypeAnswersThatKeyAloneAndLeavesIt() {
+        RedisClaimStore store = (RedisClaimStore) newStore(Duration.ofDays(7));
+        List<IdempotencyKey> keys = List.of(new IdempotencyKey("inventory", "orders", "order-1"),
+                new IdempotencyKey("inventory", "orders", "order-2"), new IdempotencyKey("inventory", "orders", "order-3"));
+        // Redeliveries: full records, completed key by key.
+        assertThat(store.claim(keys.stream().map(k -> new ClaimRequest(k, 2)).toList(), "a", Duration.ofSeconds(30)))
+                .allMatch(Claim.Claimed.class::isInstance);
+        redisson.getKeys().delete(store.redisKey(keys.get(1)));
+        redisson.<String, String>getMap(store.redisKey(keys.get(1)), StringCodec.INSTANCE).put("owner", "billing");
+
+        assertThat(store.complete(keys, "a")).containsExactly(keys.get(1));
+
+        assertThat(store.claim(List.of(new ClaimRequest(keys.get(0), 1), new ClaimRequest(keys.get(2), 1)), "b",
+                Duration.ofSeconds(30))).allMatch(Claim.Done.class::isInstance);
+        assertThat(redisson.<String, String>getMap(store.redisKey(keys.get(1)), StringCodec.INSTANCE).readAllMap())
+                .isEqualTo(Map.of("owner", "billing"));
+
+        String epoch = store.redisKey(keys.get(0)).replace("inventory:orders:order-1", "epoch");
+        redisson.getKeys().delete(epoch);
+        redisson.<String, String>getMap(epoch, StringCodec.INSTANCE).put("owner", "billing");
+        List<IdempotencyKey> fresh = List.of(new IdempotencyKey("inventory", "orders", "order-4"),
+                new IdempotencyKey("inventory", "orders", "order-5"));
+        List<Claim> claims = store.claim(fresh.stream().map(k -> new ClaimRequest(k, 3, Instant.now().minusSeconds(1))).toList(), "a",
+                Duration.ofSeconds(30));
+        assertThat(claims).allSatisfy(c -> assertThat(((Claim.Claimed) c).attempt()).isEqualTo(3));
+        assertThat(redisson.<String, String>getMap(epoch, StringCodec.INSTANCE).readAllMap())
                 .isEqualTo(Map.of("owner", "billing"));
     }
 
