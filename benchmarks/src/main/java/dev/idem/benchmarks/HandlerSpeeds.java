@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
  * Redis commands per message as handlers slow down: {@link IdemKafkaConsumer} (Redis-only, as users
  * build it, partitions one after another) with a handler that takes 0, 2 or 5 ms, counted over a
  * steady window (after the first batches, before the topic runs dry or the close), so that what
- * one batch costs is measured and not the start or the end. A 500-record poll then runs for 0.1 to 2.5 s: the slower ones
- * complete on the way, every second (the completion timer).
+ * one batch costs is measured and not the start or the end. A 500-record poll then runs for 0.1 to
+ * 2.5 s: the slower ones complete on the way, every second (the completion timer).
  */
 final class HandlerSpeeds {
 

@@ -418,6 +418,36 @@ if op == 'renew' then
   return out
 end
 
+-- A key written done by the completion's SET ... GET, given what it replaced ('old', nil for no
+-- record): 1 or 2 when it was this owner's to complete, else 0, with the old value put back.
+-- claimed_by: 'C|<owner>|', made once per call.
+local function completed_key(key, old, owner, claimed_by, own_compact)
+  local mine = not old or old == 'D' or string.sub(old, 1, #claimed_by) == claimed_by
+  local id, p = nil, nil
+  if old and old ~= own_compact then id, p = compact_ref(old) end
+  local b = id and batch_record(id)
+  if old and old == own_compact then
+    mine = true
+  elseif id then
+    -- Done already (its batch, or its place), or claimed by this owner.
+    mine = b and (string.sub(b, 1, 2) == 'D|' or string.sub(b, 3, 2 + #owner + 1) == owner .. '|'
+      or (p ~= nil and claimed_batch(b) ~= nil and is_done(select(5, claimed_batch(b)), p)))
+  end
+  if mine then return old and 1 or 2 end
+  if old == RESET then
+    redis.call('SET', key, old, 'PX', RESET_MS)
+  elseif b then
+    -- Another owner's compact key: back with the time it had left (its batch record's, less the minute).
+    redis.call('SET', key, old, 'PX', d(math.max(1, redis.call('PTTL', BP .. id) - 60000)))
+  elseif id then
+    -- A compact key whose batch record is elsewhere: back with the longest time it can have had.
+    redis.call('SET', key, old, 'PX', ARGV[8])
+  else
+    redis.call('SET', key, old, 'PX', (string.sub(old, 1, 1) == 'X' or id) and ARGV[3] or ARGV[4])
+  end
+  return 0
+end
+
 -- complete: ARGV owner, done-window ms, attempts-window ms, then one character per key: 'k' a key,
 -- 'm' a key this owner claimed compact (its compact value without the leading 'b' follows in the id
 -- list), 'b' a batch record whose every compact key this owner completes now (the caller knows it),
@@ -483,38 +513,8 @@ if op == 'complete' then
       end
     else
       local old = typed_call('SET', key, 'D', 'PX', ARGV[3], 'GET')
-      if old == WRONG_TYPE then
-        -- Replaced by a key of another type while it ran: left as it is, not completed.
-        out[i] = 0
-      else
-        local mine = not old or old == 'D' or string.sub(old, 1, #claimed_by_owner) == claimed_by_owner
-        local id, p = nil, nil
-        if old and old ~= own_compact then id, p = compact_ref(old) end
-        local b = id and batch_record(id)
-        if old and old == own_compact then
-          mine = true
-        elseif id then
-          -- Done already (its batch, or its place), or claimed by this owner.
-          mine = b and (string.sub(b, 1, 2) == 'D|' or string.sub(b, 3, 2 + #owner + 1) == owner .. '|'
-            or (p ~= nil and claimed_batch(b) ~= nil and is_done(select(5, claimed_batch(b)), p)))
-        end
-        if mine then
-          out[i] = old and 1 or 2
-        else
-          out[i] = 0
-          if old == RESET then
-            redis.call('SET', key, old, 'PX', RESET_MS)
-          elseif b then
-            -- Another owner's compact key: back with the time it had left (its batch record's, less the minute).
-            redis.call('SET', key, old, 'PX', d(math.max(1, redis.call('PTTL', BP .. id) - 60000)))
-          elseif id then
-            -- A compact key whose batch record is elsewhere: back with the longest time it can have had.
-            redis.call('SET', key, old, 'PX', ARGV[8])
-          else
-            redis.call('SET', key, old, 'PX', (string.sub(old, 1, 1) == 'X' or id) and ARGV[3] or ARGV[4])
-          end
-        end
-      end
+      -- Replaced by a key of another type while it ran: left as it is, not completed.
+      out[i] = (old == WRONG_TYPE) and 0 or completed_key(key, old, owner, claimed_by_owner, own_compact)
     end
   end
   return out
