@@ -6,7 +6,9 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The markdown report: the machine's phase, throughput per round and its median, latency at a steady
@@ -24,12 +26,12 @@ final class Report {
     private static final double ROUND_TRIPS = 0.01;
     private static final double BYTES_PER_KEY = 120;
     private static final double PG_VS_UNIQUE_INDEX = 0.95;
-    private static final double PG_VS_UNIQUE_INDEX_THREE_COPIES = 2.5;
+    // Issue 39's figure; 2.5 was above the bound the runs measure (decision 0064).
+    private static final double PG_VS_UNIQUE_INDEX_THREE_COPIES = 2.0;
     private static final double PG_VS_CAMEL_THREE_COPIES = 1.2;
     private static final double PG_COMMANDS_THREE_COPIES = 1.3;
     private static final double ADDED_CPU_MICROS = 3;
     private static final double CAMEL_REDIS = 10;
-    private static final double CAMEL_JDBC = 1.0;
     private static final double REMOTE_VS_LOOPBACK = 0.8;
     // The PostgreSQL table's variants, by the names the rounds give them.
     private static final Map<String, String> PG_VARIANTS = Map.of("raw", "(a) unique index", "idem",
@@ -149,10 +151,6 @@ final class Report {
             target(out, "Kafka: Idem ≥ 10× Camel's idempotent consumer (Redis repository)",
                     (n, r) -> r.ratio("kafka", "idem", "camel"), CAMEL_REDIS, true);
         }
-        if (plan.runs("pg")) {
-            target(out, "PostgreSQL: Idem + ledger ≥ 1.0× Camel's idempotent consumer (JDBC repository)",
-                    (n, r) -> r.ratio("pg", "idem", "camel"), CAMEL_JDBC, true);
-        }
         for (String broker : brokers()) {
             // Latency runs in the first pass only.
             target(out, broker + ": added p99 at " + plan.steadyRate() + " msg/s ≤ 2 ms (ms)",
@@ -178,16 +176,23 @@ final class Report {
                     (n, r) -> r.ratio("pg", "idem", "raw"), PG_VS_UNIQUE_INDEX, true);
             target(out, "PostgreSQL, no duplicates: ≤ 1.1 Redis commands per message",
                     (n, r) -> r.spread("pg", "idem", Result::commandsPerMessage), COMMANDS, false);
-            target(out, "PostgreSQL, every message three times: Idem + ledger ≥ 2.5× the unique-index consumer",
+            target(out, "PostgreSQL, every message three times: Idem + ledger ≥ 2.0× the unique-index consumer",
                     (n, r) -> r.ratio("pg-x3", "idem", "raw"), PG_VS_UNIQUE_INDEX_THREE_COPIES, true);
+            reported(out, "(bound: what Idem would read if its copies cost nothing, 3 × its rate once ÷ the "
+                    + "unique-index consumer's three times)", (n, r) -> freeCopies(r, "raw"));
             target(out, "PostgreSQL, every message three times: Idem + ledger ≥ 1.2× Camel's JDBC repository",
                     (n, r) -> r.ratio("pg-x3", "idem", "camel"), PG_VS_CAMEL_THREE_COPIES, true);
+            reported(out, "(bound: the same against Camel's JDBC repository three times)",
+                    (n, r) -> freeCopies(r, "camel"));
             target(out, "PostgreSQL, every message three times: ≤ 1.3 Redis commands per message",
                     (n, r) -> r.spread("pg-x3", "idem", Result::commandsPerMessage), PG_COMMANDS_THREE_COPIES, false);
             target(out, "PostgreSQL, three times, two consumers: ≤ 1.3 Redis commands per message",
                     (n, r) -> r.spread("pg-x3", "idem-2", Result::commandsPerMessage), PG_COMMANDS_THREE_COPIES, false);
             target(out, "PostgreSQL, three times, two consumers: Idem + ledger ≥ 1.2× Camel's JDBC repository",
                     (n, r) -> r.ratio("pg-x3", "idem-2", "camel"), PG_VS_CAMEL_THREE_COPIES, true);
+            reported(out, "PostgreSQL, no duplicates: Idem + ledger × Camel's JDBC repository (not a target: "
+                    + "Idem pays the unique-index consumer's transaction and a claim, decision 0064)",
+                    (n, r) -> r.ratio("pg", "idem", "camel"));
         }
         return out.toString();
     }
@@ -343,7 +348,7 @@ final class Report {
 
     /** A target's figure in one pass's report: its spread over the rounds, or null where the pass did not measure it. */
     private interface Figure {
-        @org.jspecify.annotations.Nullable Spread in(int pass, Report report);
+        @Nullable Spread in(int pass, Report report);
     }
 
     private static Spread one(double value) {
@@ -372,7 +377,25 @@ final class Report {
         out.append('\n');
     }
 
+    /**
+     * The most Idem + ledger could read with every order three times if its copies cost nothing: three
+     * messages in the time of one new order, from the pass's rounds with every order once.
+     */
+    private static Spread freeCopies(Report pass, String peer) {
+        return one(3 * pass.spread("pg", "idem", Result::perSecond).median()
+                / pass.spread("pg-x3", peer, Result::perSecond).median());
+    }
+
+    /** A figure reported beside the targets, which is not one. */
+    private void reported(StringBuilder out, String name, Figure figure) {
+        row(out, name, figure, null);
+    }
+
     private void target(StringBuilder out, String name, Figure figure, double limit, boolean atLeast) {
+        row(out, name, figure, spread -> atLeast ? spread.median() >= limit : spread.median() <= limit);
+    }
+
+    private void row(StringBuilder out, String name, Figure figure, @Nullable Predicate<Spread> meets) {
         StringBuilder row = new StringBuilder("| ").append(name).append(" |");
         boolean met = true;
         for (int pass = 1; pass <= plan.passes(); pass++) {
@@ -381,11 +404,11 @@ final class Report {
                 row.append(" — |");
                 continue;
             }
-            met &= atLeast ? spread.median() >= limit : spread.median() <= limit;
+            met &= meets == null || meets.test(spread);
             row.append(spread.min() == spread.max()
                     ? String.format(Locale.ROOT, " %.3f |", spread.median())
                     : String.format(Locale.ROOT, " %.3f (%.3f–%.3f) |", spread.median(), spread.min(), spread.max()));
         }
-        out.append(row).append(met ? " yes" : " **no**").append(" |\n");
+        out.append(row).append(meets == null ? " (reported)" : met ? " yes" : " **no**").append(" |\n");
     }
 }
