@@ -14,14 +14,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
 
 /**
  * Idem's own consumer-side cost without a broker: batches of 500 envelopes claimed, run by a handler
  * that does nothing and completed through {@link IdempotentProcessor} and {@link RedisClaimStore} on
  * the run's Redis, as a Kafka poll is. The broker rounds' JVM figure holds the in-process brokers and
  * moves with the machine's phase several times over; bytes allocated per record do not, and CPU here
- * is Idem's and its Redis client's alone.
+ * is Idem's and its Redis client's alone. Then the Redis client's part on its own: the same calls
+ * (a claim of 500 key names with their arguments, a completion of one batch record) made through
+ * Redisson to a script that answers as the claim script does and writes nothing.
  */
 final class CoreCostBench {
 
@@ -31,8 +35,18 @@ final class CoreCostBench {
      * @param allocatedBytes    bytes allocated by every thread of this JVM per record, per measured round
      * @param recordsPerSecond  per measured round, one thread claiming, running and completing in turn
      */
-    record Figures(int records, List<Double> jvmCpuMicros, List<Double> allocatedBytes, List<Double> recordsPerSecond) {
+    record Figures(int records, List<Double> jvmCpuMicros, List<Double> allocatedBytes, List<Double> recordsPerSecond,
+                   List<Double> clientCpuMicros, List<Double> clientBytes) {
     }
+
+    // Answers a claim of n keys (then its epoch and batch record keys) as the claim script answers n
+    // fresh compact keys, and a completion of one batch record with 1; writes nothing.
+    private static final String CLIENT_ONLY = """
+            if ARGV[1] == 'complete' then return {1} end
+            local out = {'c:1764480000000000:1:0:0:1::' .. string.char(31)}
+            for i = 2, #KEYS - 2 do out[i] = 'c' end
+            return {table.concat(out, string.char(30))}
+            """;
 
     private static final int BATCH = 500;
     private static final byte[] BODY = new byte[200];
@@ -89,7 +103,43 @@ final class CoreCostBench {
         } finally {
             redisson.getKeys().deleteByPattern(prefix + "*");
         }
-        return new Figures(batches * BATCH, cpuPerRecord, bytesPerRecord, rates);
+        List<Double> clientCpu = new ArrayList<>();
+        List<Double> clientBytes = new ArrayList<>();
+        clientOnly(batches, cpu, clientCpu, clientBytes);
+        return new Figures(batches * BATCH, cpuPerRecord, bytesPerRecord, rates, clientCpu, clientBytes);
+    }
+
+    /** The Redis client's part of the rounds above: their calls' keys and arguments, to a script that writes nothing. */
+    private void clientOnly(int batches, CpuProbe cpu, List<Double> cpuPerRecord, List<Double> bytesPerRecord) {
+        RScript script = redisson.getScript(StringCodec.INSTANCE);
+        String sha = script.scriptLoad(CLIENT_ONLY);
+        String prefix = "bench-client:core:orders:";
+        long next = 0;
+        for (int round = 0; round < 7; round++) {
+            CpuProbe.Sample before = cpu.sample();
+            long allocated = allocated();
+            for (int b = 0; b < batches; b++) {
+                List<Object> keys = new ArrayList<>(BATCH + 2);
+                StringBuilder perKey = new StringBuilder(BATCH * 16);
+                for (int i = 0; i < BATCH; i++, next++) {
+                    keys.add(prefix + "order-" + next);
+                    perKey.append(1).append(':').append(0).append(',');
+                }
+                keys.add("bench-client:epoch");
+                keys.add("bench-client:batch:" + next);
+                script.evalSha(RScript.Mode.READ_WRITE, sha, RScript.ReturnType.MULTI, keys, "claim", "owner-0000",
+                        "30000", "60000", "3660000", "0123456789", perKey.toString(), "bench-client:pending", "60000",
+                        "bench-client:batch:");
+                script.evalSha(RScript.Mode.READ_WRITE, sha, RScript.ReturnType.MULTI,
+                        List.of("bench-client:batch:" + next), "complete", "owner-0000", "3600000", "60000", "b",
+                        "3600000", "", "3660000", "", "bench-client:pending", "60000", "bench-client:batch:");
+            }
+            if (round >= 4) {
+                long records = (long) batches * BATCH;
+                cpuPerRecord.add(CpuProbe.perMessage(before, cpu.sample(), records).jvm());
+                bytesPerRecord.add((allocated() - allocated) / (double) records);
+            }
+        }
     }
 
     /** Bytes allocated so far by the live threads of this JVM. */
@@ -115,8 +165,16 @@ final class CoreCostBench {
                 | JVM CPU (µs) | %.2f | %.2f | %.2f |
                 | bytes allocated | %,.0f | %,.0f | %,.0f |
                 | records/s | %,.0f | %,.0f | %,.0f |
+                | the Redis client alone: JVM CPU (µs) | %.2f | %.2f | %.2f |
+                | the Redis client alone: bytes allocated | %,.0f | %,.0f | %,.0f |
+
+                The Redis client alone: the same calls (a claim of 500 key names with their arguments, a \
+                completion of one batch record) made through Redisson to a script that answers as the claim \
+                script does and writes nothing.
                 """, f.records(), f.jvmCpuMicros().get(0), f.jvmCpuMicros().get(1), f.jvmCpuMicros().get(2),
                 f.allocatedBytes().get(0), f.allocatedBytes().get(1), f.allocatedBytes().get(2),
-                f.recordsPerSecond().get(0), f.recordsPerSecond().get(1), f.recordsPerSecond().get(2));
+                f.recordsPerSecond().get(0), f.recordsPerSecond().get(1), f.recordsPerSecond().get(2),
+                f.clientCpuMicros().get(0), f.clientCpuMicros().get(1), f.clientCpuMicros().get(2),
+                f.clientBytes().get(0), f.clientBytes().get(1), f.clientBytes().get(2));
     }
 }

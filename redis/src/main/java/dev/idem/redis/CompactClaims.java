@@ -1,15 +1,14 @@
 package dev.idem.redis;
 
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.stream.IntStream;
 
 /**
@@ -37,10 +36,11 @@ final class CompactClaims<K> {
     private static final class Batch<K> {
         final String record;
         final String owner;
-        // Keys still compact in Redis, with their places.
+        // Keys still compact in Redis, with their places (each key its own).
         final Map<K, Integer> compact;
-        // Of those, the ones whose completion by their place was sent (a retry sends it again).
-        final Set<K> done = new HashSet<>();
+        // The places of those whose completion by their place was sent (a retry sends it again):
+        // a place is here only while its key is compact.
+        final BitSet done = new BitSet();
         // Redis refused to mark places or renew by the record (a key taken over or reset, the record
         // lost or too old): the rest go one by one, as the record would be refused again.
         boolean refused;
@@ -114,8 +114,10 @@ final class CompactClaims<K> {
     private void forget(K key) {
         Batch<K> batch = byKey.remove(key);
         if (batch != null) {
-            batch.compact.remove(key);
-            batch.done.remove(key);
+            Integer place = batch.compact.remove(key);
+            if (place != null) {
+                batch.done.clear(place);
+            }
             if (batch.compact.isEmpty()) {
                 batches.remove(batch.record);
             }
@@ -129,14 +131,17 @@ final class CompactClaims<K> {
      * keys go one by one, and stay known as compact until {@link #changed} says Redis answered.
      */
     synchronized Plan<K> plan(Collection<K> keys, String owner) {
-        Map<Batch<K>, Set<K>> mine = new LinkedHashMap<>();
+        // Per batch, the places of its keys in this completion: a bit each, where a set of keys cost a
+        // node per key in allocation profiles; a key named twice is one place.
+        Map<Batch<K>, BitSet> mine = new LinkedHashMap<>();
         List<K> single = new ArrayList<>();
         for (K key : keys) {
             Batch<K> batch = byKey.get(key);
             if (batch == null || !batch.owner.equals(owner)) {
                 single.add(key);
             } else {
-                mine.computeIfAbsent(batch, b -> new HashSet<>(Math.min(keys.size(), b.compact.size()) * 4 / 3 + 1)).add(key);
+                mine.computeIfAbsent(batch, b -> new BitSet(b.compact.size()))
+                        .set(Objects.requireNonNull(batch.compact.get(key), "a place"));
             }
         }
         Map<String, Map<K, Integer>> whole = new LinkedHashMap<>();
@@ -144,27 +149,33 @@ final class CompactClaims<K> {
         Map<K, String> ownCompact = new HashMap<>();
         mine.forEach((batch, covered) -> {
             if (batch.refused) {
-                covered.forEach(key -> {
-                    single.add(key);
-                    ownCompact.put(key, compactValue(batch.record, Objects.requireNonNull(batch.compact.get(key))));
+                batch.compact.forEach((key, place) -> {
+                    if (covered.get(place)) {
+                        single.add(key);
+                        ownCompact.put(key, compactValue(batch.record, place));
+                    }
                 });
                 return;
             }
-            // Every key covered or done is one of the batch's compact keys (byKey names a key's batch
-            // only while the key is in it): as many means all. The usual batch, completed at once,
-            // needs no done set.
-            boolean all = batch.done.isEmpty() && covered.size() == batch.compact.size();
+            // Every place covered or done is one of the batch's compact keys' (byKey names a key's
+            // batch only while the key is in it, and a place is done only while its key is): as many
+            // means all. The usual batch, completed at once, marks no place done.
+            boolean all = batch.done.isEmpty() && covered.cardinality() == batch.compact.size();
             if (!all) {
-                batch.done.addAll(covered);
+                batch.done.or(covered);
             }
-            if (all || batch.done.size() == batch.compact.size()) {
+            if (all || batch.done.cardinality() == batch.compact.size()) {
                 // The batch is forgotten here at once: its map goes with the plan, not a copy of it.
                 whole.put(batch.record, Collections.unmodifiableMap(batch.compact));
                 batch.compact.keySet().forEach(byKey::remove);
                 batches.remove(batch.record);
             } else {
-                Map<K, Integer> places = new HashMap<>();
-                covered.forEach(key -> places.put(key, batch.compact.get(key)));
+                Map<K, Integer> places = new HashMap<>(covered.cardinality() * 4 / 3 + 1);
+                batch.compact.forEach((key, place) -> {
+                    if (covered.get(place)) {
+                        places.put(key, place);
+                    }
+                });
                 marked.put(batch.record, places);
             }
         });
@@ -180,7 +191,7 @@ final class CompactClaims<K> {
             claimed(record, owner, places);
             Batch<K> batch = batches.get(record);
             if (batch != null) {
-                batch.done.addAll(places.keySet());
+                places.values().forEach(batch.done::set);
             }
         });
     }

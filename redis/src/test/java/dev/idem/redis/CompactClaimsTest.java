@@ -29,6 +29,17 @@ class CompactClaimsTest {
     }
 
     @Test
+    void aKeyNamedTwiceInACompletionCountsOnceSoItsBatchIsNotCompletedWholeWithoutTheOthers() {
+        claims.claimed("b1", "a", Map.of("k1", 0, "k2", 1, "k3", 2));
+
+        CompactClaims.Plan<String> plan = claims.plan(List.of("k1", "k1", "k2"), "a");
+
+        assertThat(plan.whole()).isEmpty();
+        assertThat(plan.marked()).isEqualTo(Map.of("b1", Map.of("k1", 0, "k2", 1)));
+        assertThat(claims.plan(List.of("k3"), "a").whole()).isEqualTo(Map.of("b1", Map.of("k1", 0, "k2", 1, "k3", 2)));
+    }
+
+    @Test
     void keysCompletingBeforeTheRestMarkTheirPlacesAndTheRestThenCompletesTheBatch() {
         claims.claimed("b1", "a", Map.of("k1", 0, "k2", 1, "k3", 2));
 
