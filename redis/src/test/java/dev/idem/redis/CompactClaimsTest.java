@@ -40,6 +40,32 @@ class CompactClaimsTest {
     }
 
     @Test
+    void aMarkedKeyThatLeavesItsBatchNoLongerCountsTowardsCompletingItWhole() {
+        claims.claimed("b1", "a", Map.of("k1", 0, "k2", 1, "k3", 2));
+        claims.plan(List.of("k1"), "a");
+
+        // k1 is rewritten as a full record (a claim again): its mark must go with it, or the batch
+        // would count it and complete whole while k3 still runs.
+        claims.changed("k1", "a");
+        CompactClaims.Plan<String> plan = claims.plan(List.of("k2"), "a");
+
+        assertThat(plan.whole()).isEmpty();
+        assertThat(plan.marked()).isEqualTo(Map.of("b1", Map.of("k2", 1)));
+    }
+
+    @Test
+    void aMarkedKeyClaimedIntoAnotherBatchAfterACallWithNoAnswerLeavesItsMarkBehind() {
+        claims.claimed("b1", "a", Map.of("k1", 0, "k2", 1, "k3", 2));
+        claims.unanswered(claims.plan(List.of("k1"), "a"), "a");
+
+        claims.claimed("b2", "a", Map.of("k1", 0));
+        CompactClaims.Plan<String> plan = claims.plan(List.of("k2"), "a");
+
+        assertThat(plan.whole()).isEmpty();
+        assertThat(plan.marked()).isEqualTo(Map.of("b1", Map.of("k2", 1)));
+    }
+
+    @Test
     void keysCompletingBeforeTheRestMarkTheirPlacesAndTheRestThenCompletesTheBatch() {
         claims.claimed("b1", "a", Map.of("k1", 0, "k2", 1, "k3", 2));
 
