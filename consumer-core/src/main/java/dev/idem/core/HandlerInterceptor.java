@@ -24,7 +24,7 @@ public interface HandlerInterceptor {
 
     /** Calls the handler directly. */
     static HandlerInterceptor none() {
-        return (delivery, proceed) -> proceed.proceed();
+        return NoInterceptor.INSTANCE;
     }
 
     /** This interceptor around {@code inner}. */

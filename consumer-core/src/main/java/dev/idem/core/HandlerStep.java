@@ -39,10 +39,17 @@ final class HandlerStep<T> {
         // What the handler sends through the outbox gets ids derived from this run.
         CurrentRun outer = CurrentRun.enter(key);
         try {
-            meters.handler(() -> {
-                interceptor.intercept(delivery, new OnceProceed(() -> handler.handle(delivery)));
-                return null;
-            });
+            if (interceptor == NoInterceptor.INSTANCE) {
+                meters.handler(() -> {
+                    handler.handle(delivery);
+                    return null;
+                });
+            } else {
+                meters.handler(() -> {
+                    interceptor.intercept(delivery, new OnceProceed(() -> handler.handle(delivery)));
+                    return null;
+                });
+            }
         } catch (Exception | Error e) {
             DuplicateEffectException refused = Failures.refusal(e);
             (refused != null ? handlerSpan.attribute("idem.refused", true) : handlerSpan.failed(e)).close();
