@@ -72,74 +72,83 @@ final class CoreCostBench {
                 })
                 .group("core").build();
         CpuProbe cpu = new CpuProbe(redisson);
-        List<Double> cpuPerRecord = new ArrayList<>();
-        List<Double> bytesPerRecord = new ArrayList<>();
-        List<Double> rates = new ArrayList<>();
-        long next = 0;
+        Measured idem;
         try (processor) {
-            for (int round = 0; round < 7; round++) {
-                CpuProbe.Sample before = cpu.sample();
-                long allocated = allocated();
-                long started = System.nanoTime();
-                for (int b = 0; b < batches; b++) {
-                    List<Envelope> envelopes = new ArrayList<>(BATCH);
-                    for (int i = 0; i < BATCH; i++, next++) {
-                        envelopes.add(new Envelope("orders", 0, Long.toString(next), "m" + next, 1, Map.of(), BODY,
-                                ("order-" + next).getBytes(StandardCharsets.UTF_8)));
-                    }
-                    try (Batch<byte[]> batch = processor.open(envelopes)) {
-                        for (int i = 0; i < BATCH; i++) {
-                            batch.process(i);
-                        }
+            idem = rounds(cpu, batches, first -> {
+                List<Envelope> envelopes = new ArrayList<>(BATCH);
+                for (long n = first; n < first + BATCH; n++) {
+                    envelopes.add(new Envelope("orders", 0, Long.toString(n), "m" + n, 1, Map.of(), BODY,
+                            ("order-" + n).getBytes(StandardCharsets.UTF_8)));
+                }
+                try (Batch<byte[]> batch = processor.open(envelopes)) {
+                    for (int i = 0; i < BATCH; i++) {
+                        batch.process(i);
                     }
                 }
-                long records = (long) batches * BATCH;
-                if (round >= 4) {
-                    cpuPerRecord.add(CpuProbe.perMessage(before, cpu.sample(), records).jvm());
-                    bytesPerRecord.add((allocated() - allocated) / (double) records);
-                    rates.add(records / ((System.nanoTime() - started) / 1e9));
-                }
-            }
+            });
         } finally {
             redisson.getKeys().deleteByPattern(prefix + "*");
         }
-        List<Double> clientCpu = new ArrayList<>();
-        List<Double> clientBytes = new ArrayList<>();
-        clientOnly(batches, cpu, clientCpu, clientBytes);
-        return new Figures(batches * BATCH, cpuPerRecord, bytesPerRecord, rates, clientCpu, clientBytes);
+        Measured client = clientOnly(cpu, batches);
+        return new Figures(batches * BATCH, idem.cpuMicros(), idem.bytes(), idem.rates(), client.cpuMicros(),
+                client.bytes());
     }
 
-    /** The Redis client's part of the rounds above: their calls' keys and arguments, to a script that writes nothing. */
-    private void clientOnly(int batches, CpuProbe cpu, List<Double> cpuPerRecord, List<Double> bytesPerRecord) {
-        RScript script = redisson.getScript(StringCodec.INSTANCE);
-        String sha = script.scriptLoad(CLIENT_ONLY);
-        String prefix = "bench-client:core:orders:";
+    /** One batch of {@value #BATCH} records, numbered from {@code first}. */
+    private interface BatchWork {
+        void run(long first) throws Exception;
+    }
+
+    /** Per record, for each measured round: this JVM's CPU (µs), bytes allocated, and records per second. */
+    private record Measured(List<Double> cpuMicros, List<Double> bytes, List<Double> rates) {
+    }
+
+    /** Seven rounds of {@code batches} batches each; the last three measured, after four of warm-up. */
+    private static Measured rounds(CpuProbe cpu, int batches, BatchWork work) {
+        Measured measured = new Measured(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        long records = (long) batches * BATCH;
         long next = 0;
         for (int round = 0; round < 7; round++) {
             CpuProbe.Sample before = cpu.sample();
             long allocated = allocated();
-            for (int b = 0; b < batches; b++) {
-                List<Object> keys = new ArrayList<>(BATCH + 2);
-                StringBuilder perKey = new StringBuilder(BATCH * 16);
-                for (int i = 0; i < BATCH; i++, next++) {
-                    keys.add(prefix + "order-" + next);
-                    perKey.append(1).append(':').append(0).append(',');
+            long started = System.nanoTime();
+            for (int b = 0; b < batches; b++, next += BATCH) {
+                try {
+                    work.run(next);
+                } catch (Exception e) {
+                    throw new IllegalStateException("a batch of the core rounds failed", e);
                 }
-                keys.add("bench-client:epoch");
-                keys.add("bench-client:batch:" + next);
-                script.evalSha(RScript.Mode.READ_WRITE, sha, RScript.ReturnType.MULTI, keys, "claim", "owner-0000",
-                        "30000", "60000", "3660000", "0123456789", perKey.toString(), "bench-client:pending", "60000",
-                        "bench-client:batch:");
-                script.evalSha(RScript.Mode.READ_WRITE, sha, RScript.ReturnType.MULTI,
-                        List.of("bench-client:batch:" + next), "complete", "owner-0000", "3600000", "60000", "b",
-                        "3600000", "", "3660000", "", "bench-client:pending", "60000", "bench-client:batch:");
             }
             if (round >= 4) {
-                long records = (long) batches * BATCH;
-                cpuPerRecord.add(CpuProbe.perMessage(before, cpu.sample(), records).jvm());
-                bytesPerRecord.add((allocated() - allocated) / (double) records);
+                measured.cpuMicros().add(CpuProbe.perMessage(before, cpu.sample(), records).jvm());
+                measured.bytes().add((allocated() - allocated) / (double) records);
+                measured.rates().add(records / ((System.nanoTime() - started) / 1e9));
             }
         }
+        return measured;
+    }
+
+    /** The Redis client's part of the rounds above: their calls' keys and arguments, to a script that writes nothing. */
+    private Measured clientOnly(CpuProbe cpu, int batches) {
+        RScript script = redisson.getScript(StringCodec.INSTANCE);
+        String sha = script.scriptLoad(CLIENT_ONLY);
+        String prefix = "bench-client:core:orders:";
+        return rounds(cpu, batches, first -> {
+            List<Object> keys = new ArrayList<>(BATCH + 2);
+            StringBuilder perKey = new StringBuilder(BATCH * 16);
+            for (long n = first; n < first + BATCH; n++) {
+                keys.add(prefix + "order-" + n);
+                perKey.append(1).append(':').append(0).append(',');
+            }
+            keys.add("bench-client:epoch");
+            keys.add("bench-client:batch:" + first);
+            script.evalSha(RScript.Mode.READ_WRITE, sha, RScript.ReturnType.MULTI, keys, "claim", "owner-0000",
+                    "30000", "60000", "3660000", "0123456789", perKey.toString(), "bench-client:pending", "60000",
+                    "bench-client:batch:");
+            script.evalSha(RScript.Mode.READ_WRITE, sha, RScript.ReturnType.MULTI,
+                    List.of("bench-client:batch:" + first), "complete", "owner-0000", "3600000", "60000", "b",
+                    "3600000", "", "3660000", "", "bench-client:pending", "60000", "bench-client:batch:");
+        });
     }
 
     /** Bytes allocated so far by the live threads of this JVM. */

@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BiConsumer;
 import java.util.stream.IntStream;
 
 /**
@@ -149,11 +150,9 @@ final class CompactClaims<K> {
         Map<K, String> ownCompact = new HashMap<>();
         mine.forEach((batch, covered) -> {
             if (batch.refused) {
-                batch.compact.forEach((key, place) -> {
-                    if (covered.get(place)) {
-                        single.add(key);
-                        ownCompact.put(key, compactValue(batch.record, place));
-                    }
+                eachCovered(batch, covered, (key, place) -> {
+                    single.add(key);
+                    ownCompact.put(key, compactValue(batch.record, place));
                 });
                 return;
             }
@@ -171,15 +170,20 @@ final class CompactClaims<K> {
                 batches.remove(batch.record);
             } else {
                 Map<K, Integer> places = new HashMap<>(covered.cardinality() * 4 / 3 + 1);
-                batch.compact.forEach((key, place) -> {
-                    if (covered.get(place)) {
-                        places.put(key, place);
-                    }
-                });
+                eachCovered(batch, covered, places::put);
                 marked.put(batch.record, places);
             }
         });
         return new Plan<>(whole, marked, single, ownCompact);
+    }
+
+    /** The batch's compact keys whose places are in {@code covered}, with their places. */
+    private static <K> void eachCovered(Batch<K> batch, BitSet covered, BiConsumer<K, Integer> action) {
+        batch.compact.forEach((key, place) -> {
+            if (covered.get(place)) {
+                action.accept(key, place);
+            }
+        });
     }
 
     /**

@@ -443,7 +443,7 @@ local function completed_key(key, old, owner, claimed_by, own_compact)
     -- A compact key whose batch record is elsewhere: back with the longest time it can have had.
     redis.call('SET', key, old, 'PX', ARGV[8])
   else
-    redis.call('SET', key, old, 'PX', (string.sub(old, 1, 1) == 'X' or id) and ARGV[3] or ARGV[4])
+    redis.call('SET', key, old, 'PX', string.sub(old, 1, 1) == 'X' and ARGV[3] or ARGV[4])
   end
   return 0
 end
