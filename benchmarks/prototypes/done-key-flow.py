@@ -3,7 +3,9 @@
 # at steady state and Redis CPU per key (decision 0062). No dependencies beyond Python 3.
 #   python3 done-key-flow.py strings <keys/s> <window s> <run s> 1 1
 #   python3 done-key-flow.py buckets <keys/s> <window s> <run s> <buckets> <k>
-import socket, sys, time
+#   python3 done-key-flow.py fields <keys/s> <window s> <run s> <buckets> 1   (Redis 7.4+: HPEXPIRE)
+# The server is 127.0.0.1:6379 unless REDIS_PORT says otherwise.
+import os, socket, sys, time
 def cmd(s, *args):
     out = b'*%d\r\n' % len(args)
     for a in args:
@@ -57,6 +59,13 @@ for i = 0, count - 1 do
   local value = 'b' .. id .. b62(i % 500, 2)
   if mode == 'strings' then
     redis.call('SET', 'idem:inventory:' .. rest, value, 'PX', window)
+  elseif mode == 'fields' then
+    local h = redis.sha1hex(rest)
+    local bucket = 'idem:inventory:%h:' .. (tonumber(string.sub(h, 1, 7), 16) % buckets)
+    if not redis.call('HGET', bucket, rest) then
+      redis.call('HSET', bucket, rest, value)
+      redis.call('HPEXPIRE', bucket, window, 'FIELDS', 1, rest)
+    end
   else
     local h = redis.sha1hex(rest)
     local bucket = 'idem:inventory:%h:' .. (tonumber(string.sub(h, 1, 7), 16) % buckets)
@@ -81,7 +90,7 @@ def info(s, section):
     text = cmd(s, 'INFO', section).decode()
     return dict(l.split(':', 1) for l in text.split('\r\n') if ':' in l)
 mode, rate, window_s, seconds, buckets, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-s = socket.create_connection(('127.0.0.1', 6379))
+s = socket.create_connection(('127.0.0.1', int(os.environ.get('REDIS_PORT', '6379'))))
 cmd(s, 'SELECT', 9); cmd(s, 'FLUSHDB')
 sha = cmd(s, 'SCRIPT', 'LOAD', LUA)
 base = int(info(s, 'memory')['used_memory'])
