@@ -49,6 +49,9 @@ local function unb62(s)
   for i = 1, #s do x = x * 62 + string.find(B62, string.sub(s, i, i), 1, true) - 1 end
   return x
 end
+local function bucket_of(rest)
+  return 'idem:inventory:%h:' .. (tonumber(string.sub(redis.sha1hex(rest), 1, 7), 16) % buckets)
+end
 local id = b62(start, 9)
 redis.call('SET', 'idem:batch:' .. id, 'D|' .. (now + window), 'PX', window + 60000)
 local until_s = b62(math.floor((now + window) / 1000) + 1, 6)
@@ -60,15 +63,13 @@ for i = 0, count - 1 do
   if mode == 'strings' then
     redis.call('SET', 'idem:inventory:' .. rest, value, 'PX', window)
   elseif mode == 'fields' then
-    local h = redis.sha1hex(rest)
-    local bucket = 'idem:inventory:%h:' .. (tonumber(string.sub(h, 1, 7), 16) % buckets)
+    local bucket = bucket_of(rest)
     if not redis.call('HGET', bucket, rest) then
       redis.call('HSET', bucket, rest, value)
       redis.call('HPEXPIRE', bucket, window, 'FIELDS', 1, rest)
     end
   else
-    local h = redis.sha1hex(rest)
-    local bucket = 'idem:inventory:%h:' .. (tonumber(string.sub(h, 1, 7), 16) % buckets)
+    local bucket = bucket_of(rest)
     if not redis.call('HGET', bucket, rest) then
       redis.call('HSET', bucket, rest, value .. until_s)
       if redis.call('PTTL', bucket) < window then redis.call('PEXPIRE', bucket, window + 2000) end
